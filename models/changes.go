@@ -1,0 +1,121 @@
+package models
+
+import "sync"
+
+// Change is the announcement made after a commit. It carries ids and versions
+// only; receivers read the record.
+type Change struct {
+	RequestID string `json:"r"`
+	Version   int    `json:"v"`
+	Status    string `json:"s"`
+	Action    string `json:"a"` // create, edit, decide, expire, cancel, dismiss, actuation, …
+}
+
+// Announcer is where the store announces a committed change. Changes (in process)
+// is one; a PostgreSQL announcer relays through NOTIFY to every replica's Changes.
+type Announcer interface {
+	Announce(Change)
+}
+
+// Subscription receives every change. C is buffered; a subscriber that falls
+// behind is dropped (C closed, Lagged true) rather than slowing the publisher, so
+// it must resync from the store.
+type Subscription struct {
+	C      <-chan Change
+	c      chan Change
+	owner  *Changes
+	lagged bool
+}
+
+// Close stops the subscription.
+func (s *Subscription) Close() { s.owner.unsubscribe(s, false) }
+
+// Lagged reports whether the subscription was dropped for falling behind.
+func (s *Subscription) Lagged() bool {
+	s.owner.mu.Lock()
+	defer s.owner.mu.Unlock()
+	return s.lagged
+}
+
+// Changes fans out announcements in process: to subscribers (hub, push,
+// forwarder) and to waiters keyed by request id (long-polls).
+type Changes struct {
+	mu      sync.Mutex
+	subs    map[*Subscription]struct{}
+	waiters map[string]map[chan struct{}]struct{}
+}
+
+// NewChanges returns an empty fan-out.
+func NewChanges() *Changes {
+	return &Changes{subs: map[*Subscription]struct{}{}, waiters: map[string]map[chan struct{}]struct{}{}}
+}
+
+// Announce publishes ch to all subscribers and wakes the waiters on its request.
+func (c *Changes) Announce(ch Change) {
+	c.mu.Lock()
+	ws := c.waiters[ch.RequestID]
+	delete(c.waiters, ch.RequestID)
+	var slow []*Subscription
+	for s := range c.subs {
+		select {
+		case s.c <- ch:
+		default:
+			slow = append(slow, s)
+		}
+	}
+	c.mu.Unlock()
+	// Closing never blocks; each waiter channel is closed once, after removal.
+	for w := range ws {
+		close(w)
+	}
+	for _, s := range slow {
+		c.unsubscribe(s, true)
+	}
+}
+
+// Subscribe returns a subscription to every change with a buffer of n.
+func (c *Changes) Subscribe(n int) *Subscription {
+	ch := make(chan Change, n)
+	s := &Subscription{C: ch, c: ch, owner: c}
+	c.mu.Lock()
+	c.subs[s] = struct{}{}
+	c.mu.Unlock()
+	return s
+}
+
+func (c *Changes) unsubscribe(s *Subscription, lagged bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.subs[s]; !ok {
+		return
+	}
+	delete(c.subs, s)
+	s.lagged = lagged
+	close(s.c)
+}
+
+// Watch returns a channel closed at the next change of request id, and a stop
+// function that must be called when the caller no longer waits.
+func (c *Changes) Watch(id string) (<-chan struct{}, func()) {
+	w := make(chan struct{})
+	c.mu.Lock()
+	set := c.waiters[id]
+	if set == nil {
+		set = map[chan struct{}]struct{}{}
+		c.waiters[id] = set
+	}
+	set[w] = struct{}{}
+	c.mu.Unlock()
+	return w, func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if set := c.waiters[id]; set != nil {
+			if _, ok := set[w]; ok {
+				delete(set, w)
+				if len(set) == 0 {
+					delete(c.waiters, id)
+				}
+			}
+		}
+	}
+}

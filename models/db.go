@@ -1,0 +1,73 @@
+package models
+
+import (
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/glebarez/sqlite"
+	"gorm.io/driver/postgres"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+)
+
+// OpenDB opens the database a URL names: "sqlite:PATH" (or a bare path) for the
+// embedded default, "postgres://…" for scale-out. It does not migrate.
+func OpenDB(url string) (*gorm.DB, error) {
+	cfg := &gorm.Config{
+		TranslateError: true,
+		NowFunc:        func() time.Time { return time.Now().UTC() },
+		Logger:         logger.Discard,
+	}
+	if IsPostgres(url) {
+		db, err := gorm.Open(postgres.Open(url), cfg)
+		if err != nil {
+			return nil, fmt.Errorf("open postgres: %w", err)
+		}
+		sqlDB, err := db.DB()
+		if err != nil {
+			return nil, err
+		}
+		sqlDB.SetMaxOpenConns(20)
+		sqlDB.SetMaxIdleConns(10)
+		sqlDB.SetConnMaxIdleTime(5 * time.Minute)
+		return db, nil
+	}
+	path := strings.TrimPrefix(strings.TrimPrefix(url, "sqlite://"), "sqlite:")
+	if path == "" {
+		return nil, fmt.Errorf("database %q names no file", url)
+	}
+	// WAL lets readers in other processes (the token CLI) work beside the server;
+	// busy_timeout makes their writes wait rather than fail.
+	dsn := path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate"
+	db, err := gorm.Open(sqlite.Open(dsn), cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
+	}
+	sqlDB, err := db.DB()
+	if err != nil {
+		return nil, err
+	}
+	// SQLite has one writer; one connection makes every transaction take its turn
+	// instead of failing with SQLITE_BUSY on upgrade.
+	sqlDB.SetMaxOpenConns(1)
+	return db, nil
+}
+
+// IsPostgres reports whether a database URL names PostgreSQL.
+func IsPostgres(url string) bool {
+	return strings.HasPrefix(url, "postgres://") || strings.HasPrefix(url, "postgresql://")
+}
+
+// Migrate creates or updates the schema.
+func Migrate(db *gorm.DB) error {
+	return db.AutoMigrate(&Token{}, &Session{}, &LoginTicket{}, &Request{}, &Audit{})
+}
+
+// logErr logs an error that must not fail the caller.
+func logErr(msg string, err error) {
+	if err != nil {
+		slog.Error(msg, "err", err)
+	}
+}

@@ -1,0 +1,174 @@
+package models
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// Decision is what an operator (or a rule, or expiry) decides.
+type Decision struct {
+	Version int    // the version the decider saw
+	Option  string // an offered option id; "" only for a free-text answer
+	Answer  *string
+	Note    *string
+	By      string // "operator:name", "rule:NAME", "system"
+	Via     string // api, page, expiry, rule:NAME
+}
+
+// DecisionHook runs inside the transaction that records a decision, after the
+// record is updated; an error undoes the decision. Forwarding uses it to write
+// its outbox row in the same commit.
+type DecisionHook func(tx *gorm.DB, r *Request) error
+
+// Decide records a decision in one transaction that checks status, expiry, the
+// offered option and the version. Errors: ECodeNotFound; ECodeAlreadyDecided,
+// ECodeNotOpen, ECodeVersionConflict (with Current); ECodeExpired;
+// ECodeNotOffered; ECodeInvalid.
+func (s *Store) Decide(ctx context.Context, id string, d Decision, hooks ...DecisionHook) (*Request, error) {
+	if d.Answer != nil && len(*d.Answer) > MaxAnswer {
+		return nil, Errorf(ECodeInvalid, "answer is longer than %d bytes", MaxAnswer)
+	}
+	if d.Note != nil && len(*d.Note) > MaxNote {
+		return nil, Errorf(ECodeInvalid, "note is longer than %d bytes", MaxNote)
+	}
+	var r *Request
+	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var err error
+		if r, err = load(tx, id); err != nil {
+			return err
+		}
+		if err := s.checkOpen(r); err != nil {
+			return err
+		}
+		if err := checkChoice(r, d); err != nil {
+			return err
+		}
+		if d.Version != r.Version {
+			return &Error{Code: ECodeVersionConflict, Detail: fmt.Sprintf("you saw version %d; the request is at version %d", d.Version, r.Version), Current: r}
+		}
+		if err := s.resolve(tx, r, d, "decide"); err != nil {
+			return err
+		}
+		for _, h := range hooks {
+			if err := h(tx, r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.announce(r, "decide")
+	return r, nil
+}
+
+func checkChoice(r *Request, d Decision) error {
+	if d.Option == "" {
+		if r.AllowAnswer && d.Answer != nil && *d.Answer != "" {
+			return nil
+		}
+		return Errorf(ECodeInvalid, "decision is required: one of the offered option ids")
+	}
+	if _, ok := r.Option(d.Option); !ok {
+		return &Error{Code: ECodeNotOffered, Detail: fmt.Sprintf("%q is not an option this request offers", d.Option), Current: r}
+	}
+	if d.Answer != nil && *d.Answer != "" && !r.AllowAnswer {
+		return Errorf(ECodeInvalid, "this request does not take a free-text answer")
+	}
+	return nil
+}
+
+// resolve applies a decision to r with a conditional update on its version, and
+// audits it. A lost race is reported as the current state.
+func (s *Store) resolve(tx *gorm.DB, r *Request, d Decision, action string) error {
+	now := s.now()
+	var opt *string
+	if d.Option != "" {
+		o := d.Option
+		opt = &o
+	}
+	upd := map[string]any{
+		"status": StatusResolved, "version": r.Version + 1, "decision": opt, "answer": d.Answer, "note": d.Note,
+		"decided_by": d.By, "decided_via": d.Via, "resolved_at": now, "updated_at": now,
+	}
+	res := tx.Model(&Request{}).Where("id = ? AND version = ? AND status = ?", r.ID, r.Version, StatusOpen).Updates(upd)
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected == 0 {
+		return s.lostRace(tx, r.ID)
+	}
+	by, via := d.By, d.Via
+	r.Status, r.Version, r.Decision, r.Answer, r.Note = StatusResolved, r.Version+1, opt, d.Answer, d.Note
+	r.DecidedBy, r.DecidedVia, r.ResolvedAt, r.UpdatedAt = &by, &via, &now, now
+	detail := map[string]any{"decision": d.Option}
+	if d.Note != nil {
+		detail["note"] = *d.Note
+	}
+	if r.PendingID != nil {
+		detail["pending_id"] = *r.PendingID
+	}
+	return s.audit(tx, r, action, d.By, d.Via, detail)
+}
+
+// Expire settles every open request whose expiry has passed: with its default
+// option as an "expiry" decision, or as expired. Conditional updates make it safe
+// to run in several processes at once. It returns how many it settled and the
+// next expiry still ahead (zero when none).
+func (s *Store) Expire(ctx context.Context, hooks ...DecisionHook) (int, time.Time, error) {
+	now := s.now()
+	db := s.DB.WithContext(ctx)
+	var due []Request
+	if err := db.Where("status = ? AND expires_at <= ?", StatusOpen, now).Order("expires_at").Limit(500).Find(&due).Error; err != nil {
+		return 0, time.Time{}, err
+	}
+	n := 0
+	for i := range due {
+		r := &due[i]
+		action := "expire"
+		err := db.Transaction(func(tx *gorm.DB) error {
+			if r.DefaultOption != "" {
+				if err := s.resolve(tx, r, Decision{Option: r.DefaultOption, By: "system", Via: ViaExpiry}, action); err != nil {
+					return err
+				}
+				for _, h := range hooks {
+					if err := h(tx, r); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+			res := tx.Model(&Request{}).Where("id = ? AND version = ? AND status = ?", r.ID, r.Version, StatusOpen).
+				Updates(map[string]any{"status": StatusExpired, "resolved_at": now, "updated_at": now, "decided_via": ViaExpiry})
+			if res.Error != nil {
+				return res.Error
+			}
+			if res.RowsAffected == 0 {
+				return errRaced
+			}
+			via := ViaExpiry
+			r.Status, r.ResolvedAt, r.UpdatedAt, r.DecidedVia = StatusExpired, &now, now, &via
+			return s.audit(tx, r, action, "system", ViaExpiry, nil)
+		})
+		if err == errRaced || ErrorCode(err) != ECodeInternal {
+			continue // another process or a decide got there first
+		}
+		if err != nil {
+			return n, time.Time{}, err
+		}
+		n++
+		s.announce(r, action)
+	}
+	var next Request
+	err := db.Where("status = ?", StatusOpen).Order("expires_at").Limit(1).Find(&next).Error
+	if err != nil {
+		return n, time.Time{}, err
+	}
+	return n, next.ExpiresAt, nil
+}
+
+var errRaced = Errorf(ECodeConflict, "raced")

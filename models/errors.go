@@ -1,0 +1,46 @@
+package models
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Error codes. Each is the snake_code a client sees in {"error": code}; the web
+// package maps each to one HTTP status in one table.
+const (
+	ECodeInvalid         = "invalid_input"
+	ECodeNotFound        = "not_found"
+	ECodeVersionConflict = "version_conflict"
+	ECodeAlreadyDecided  = "already_decided"
+	ECodeNotOpen         = "not_open"
+	ECodeExpired         = "expired"
+	ECodeNotOffered      = "decision_not_offered"
+	ECodeUnauthenticated = "unauthenticated"
+	ECodeForbidden       = "forbidden"
+	ECodeConflict        = "conflict"
+	ECodeInternal        = "internal"
+)
+
+// Error is the one error type of the domain. Current, when set, is the record as it
+// stands, so a conflict can show the caller what won.
+type Error struct {
+	Code    string
+	Detail  string
+	Current *Request
+}
+
+func (e *Error) Error() string { return e.Code + ": " + e.Detail }
+
+// Errorf builds an *Error with a formatted detail.
+func Errorf(code, format string, args ...any) *Error {
+	return &Error{Code: code, Detail: fmt.Sprintf(format, args...)}
+}
+
+// ErrorCode returns the code of err, or ECodeInternal when err is not an *Error.
+func ErrorCode(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return ECodeInternal
+}

@@ -1,0 +1,233 @@
+package models
+
+import (
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Kinds of request.
+const (
+	KindApproval   = "approval"
+	KindQuestion   = "question"
+	KindPermission = "permission"
+	KindWaiting    = "waiting"
+	KindReview     = "review"
+	KindFailure    = "failure"
+	KindSetup      = "setup"
+)
+
+// Statuses. Only StatusOpen is not final.
+const (
+	StatusOpen      = "open"
+	StatusResolved  = "resolved"
+	StatusExpired   = "expired"
+	StatusDismissed = "dismissed"
+	StatusCancelled = "cancelled"
+)
+
+// Option effects.
+const (
+	EffectAllow = "allow"
+	EffectDeny  = "deny"
+)
+
+// Actuation states: what became of the forward to the runtime.
+const (
+	ActuationNone      = "none"
+	ActuationPending   = "pending"
+	ActuationDelivered = "delivered"
+	ActuationConflict  = "conflict"
+	ActuationFailed    = "failed"
+)
+
+// Ways a decision is taken; rules add "rule:NAME".
+const (
+	ViaAPI    = "api"
+	ViaPage   = "page"
+	ViaExpiry = "expiry"
+)
+
+// Limits on what a filer may send.
+const (
+	MaxTitle   = 200
+	MaxSummary = 2000
+	MaxDetail  = 32 * 1024
+	MaxOptions = 16
+	MaxAnswer  = 8 * 1024
+	MaxNote    = 2000
+)
+
+var (
+	// OptionIDPattern is the rule every option id (and pending id) follows.
+	OptionIDPattern = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+	kinds           = map[string]bool{KindApproval: true, KindQuestion: true, KindPermission: true, KindWaiting: true, KindReview: true, KindFailure: true, KindSetup: true}
+	risks           = map[string]bool{"low": true, "medium": true, "high": true}
+	sources         = map[string]bool{"session": true, "broker": true, "host": true, "system": true}
+)
+
+// Option is one choice offered to the operator.
+type Option struct {
+	ID     string `json:"id"`
+	Label  string `json:"label"`
+	Effect string `json:"effect,omitempty"`
+}
+
+// Request is the stored record of one moment where a person must decide.
+type Request struct {
+	ID             string `gorm:"primaryKey;size:40"`
+	Kind           string `gorm:"size:16;not null"`
+	Status         string `gorm:"size:16;not null;index:idx_requests_status_expires,priority:1"`
+	Version        int    `gorm:"not null"`
+	Title          string `gorm:"not null"`
+	Summary        string
+	Detail         string
+	Risk           string `gorm:"size:8"`
+	Tool           string `gorm:"size:128"`
+	Command        string
+	Options        []Option          `gorm:"serializer:json"`
+	AllowAnswer    bool              `gorm:"not null;default:false"`
+	DefaultOption  string            `gorm:"size:64"`
+	Decision       *string           `gorm:"size:64"`
+	Answer         *string
+	Note           *string
+	Source         string            `gorm:"size:16"`
+	SourceRef      map[string]string `gorm:"serializer:json"`
+	RuntimeID      *string           `gorm:"size:40;index"`
+	PendingID      *string           `gorm:"size:64;uniqueIndex"`
+	OwnerID        string            `gorm:"size:40;not null;index;uniqueIndex:idx_requests_idem,priority:1"`
+	IdempotencyKey *string           `gorm:"size:200;uniqueIndex:idx_requests_idem,priority:2"`
+	CreatedBy      string            `gorm:"size:200;not null"`
+	CreatedAt      time.Time         `gorm:"not null;index"`
+	UpdatedAt      time.Time         `gorm:"not null"`
+	ExpiresAt      time.Time         `gorm:"not null;index:idx_requests_status_expires,priority:2"`
+	ResolvedAt     *time.Time
+	DecidedBy      *string `gorm:"size:200"`
+	DecidedVia     *string `gorm:"size:200"`
+	ActuationState string  `gorm:"size:16;not null;default:none"`
+	Attempts       int     `gorm:"not null;default:0"`
+}
+
+// Open reports whether the request still waits for a decision.
+func (r *Request) Open() bool { return r.Status == StatusOpen }
+
+// Option returns the offered option with id, if any.
+func (r *Request) Option(id string) (Option, bool) {
+	for _, o := range r.Options {
+		if o.ID == id {
+			return o, true
+		}
+	}
+	return Option{}, false
+}
+
+// DecisionEffect is the effect of the decision taken, or "" when none was or it
+// was a plain answer.
+func (r *Request) DecisionEffect() string {
+	if r.Decision == nil {
+		return ""
+	}
+	o, _ := r.Option(*r.Decision)
+	return o.Effect
+}
+
+// NewRequest is what a filer sends; the store fills in the rest.
+type NewRequest struct {
+	Kind          string
+	Title         string
+	Summary       string
+	Detail        string
+	Risk          string
+	Tool          string
+	Command       string
+	Options       []Option
+	AllowAnswer   bool
+	DefaultOption string
+	Source        string
+	SourceRef     map[string]string
+	RuntimeID     *string
+	PendingID     *string
+	ExpiresIn     time.Duration // 0: the server default
+}
+
+// Normalize fills defaults and validates. It never touches the store.
+func (n *NewRequest) Normalize() error {
+	if n.Kind == "" {
+		n.Kind = KindApproval
+	}
+	if !kinds[n.Kind] {
+		return Errorf(ECodeInvalid, "kind %q is not one of approval, question, permission, waiting, review, failure, setup", n.Kind)
+	}
+	if n.Risk == "" {
+		n.Risk = "medium"
+	}
+	if !risks[n.Risk] {
+		return Errorf(ECodeInvalid, "risk %q is not one of low, medium, high", n.Risk)
+	}
+	if n.Source == "" {
+		n.Source = "session"
+	}
+	if !sources[n.Source] {
+		return Errorf(ECodeInvalid, "source %q is not one of session, broker, host, system", n.Source)
+	}
+	if n.ExpiresIn < 0 {
+		return Errorf(ECodeInvalid, "expires_in must be positive")
+	}
+	return ValidateContent(n.Title, n.Summary, n.Detail, n.Options, n.DefaultOption, n.Kind, n.AllowAnswer)
+}
+
+// ValidateContent checks what the operator will see: the text and the options.
+// Filing and editing share it.
+func ValidateContent(title, summary, detail string, options []Option, def, kind string, allowAnswer bool) error {
+	if strings.TrimSpace(title) == "" {
+		return Errorf(ECodeInvalid, "title is required")
+	}
+	if len(title) > MaxTitle {
+		return Errorf(ECodeInvalid, "title is longer than %d bytes", MaxTitle)
+	}
+	if len(summary) > MaxSummary {
+		return Errorf(ECodeInvalid, "summary is longer than %d bytes", MaxSummary)
+	}
+	if len(detail) > MaxDetail {
+		return Errorf(ECodeInvalid, "detail is longer than %d bytes", MaxDetail)
+	}
+	if len(options) == 0 && !(kind == KindQuestion && allowAnswer) && !Silent(kind) {
+		return Errorf(ECodeInvalid, "options are required: offer at least one")
+	}
+	if len(options) > MaxOptions {
+		return Errorf(ECodeInvalid, "at most %d options", MaxOptions)
+	}
+	seen := map[string]bool{}
+	for i, o := range options {
+		if !OptionIDPattern.MatchString(o.ID) {
+			return Errorf(ECodeInvalid, "options[%d].id %q must match %s", i, o.ID, OptionIDPattern)
+		}
+		if seen[o.ID] {
+			return Errorf(ECodeInvalid, "options[%d].id %q is repeated", i, o.ID)
+		}
+		seen[o.ID] = true
+		if strings.TrimSpace(o.Label) == "" || len(o.Label) > 100 {
+			return Errorf(ECodeInvalid, "options[%d].label must be 1 to 100 bytes", i)
+		}
+		if o.Effect != "" && o.Effect != EffectAllow && o.Effect != EffectDeny {
+			return Errorf(ECodeInvalid, "options[%d].effect %q must be allow, deny or absent", i, o.Effect)
+		}
+	}
+	if def != "" && !seen[def] {
+		return Errorf(ECodeInvalid, "default_option %q is not one of the options", def)
+	}
+	return nil
+}
+
+// Silent reports whether a kind is informational: it may carry no options and
+// is retired by dismissal rather than decided.
+func Silent(kind string) bool { return kind == KindWaiting || kind == KindReview }
+
+// Interrupting reports whether a kind should interrupt the operator.
+func Interrupting(kind string) bool {
+	switch kind {
+	case KindApproval, KindQuestion, KindPermission, KindFailure:
+		return true
+	}
+	return false
+}

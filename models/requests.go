@@ -1,0 +1,299 @@
+package models
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// CreateRequest files a request owned by p. With a non-empty idempotency key, a
+// retry by the same owner returns the first record and created=false.
+func (s *Store) CreateRequest(ctx context.Context, p Principal, n NewRequest, idemKey string) (r *Request, created bool, err error) {
+	if err := n.Normalize(); err != nil {
+		return nil, false, err
+	}
+	if len(idemKey) > 200 {
+		return nil, false, Errorf(ECodeInvalid, "Idempotency-Key is longer than 200 bytes")
+	}
+	db := s.DB.WithContext(ctx)
+	if idemKey != "" {
+		if r, err := s.byIdempotencyKey(db, p.ID, idemKey); err == nil || !notFound(err) {
+			return r, false, err
+		}
+	}
+	now := s.now()
+	exp := s.DefaultExpiry
+	if n.ExpiresIn > 0 {
+		exp = n.ExpiresIn
+	}
+	if exp > s.MaxExpiry {
+		return nil, false, Errorf(ECodeInvalid, "expires_in is over the server's maximum of %d seconds", int(s.MaxExpiry.Seconds()))
+	}
+	r = &Request{
+		ID: NewID("req_"), Kind: n.Kind, Status: StatusOpen, Version: 1,
+		Title: n.Title, Summary: n.Summary, Detail: n.Detail, Risk: n.Risk,
+		Tool: n.Tool, Command: n.Command, Options: n.Options, AllowAnswer: n.AllowAnswer,
+		DefaultOption: n.DefaultOption, Source: n.Source, SourceRef: n.SourceRef,
+		RuntimeID: n.RuntimeID, PendingID: n.PendingID, OwnerID: p.ID, CreatedBy: p.Label(),
+		CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(exp), ActuationState: ActuationNone,
+	}
+	if r.Options == nil {
+		r.Options = []Option{}
+	}
+	if idemKey != "" {
+		r.IdempotencyKey = &idemKey
+	}
+	err = db.Transaction(func(tx *gorm.DB) error {
+		if err := tx.Create(r).Error; err != nil {
+			return err
+		}
+		return s.audit(tx, r, "create", p.Label(), ViaAPI, nil)
+	})
+	if errors.Is(err, gorm.ErrDuplicatedKey) {
+		if idemKey != "" {
+			// A concurrent retry won the insert: answer with its record.
+			if first, ferr := s.byIdempotencyKey(db, p.ID, idemKey); ferr == nil {
+				return first, false, nil
+			}
+		}
+		if n.PendingID != nil {
+			return nil, false, Errorf(ECodeConflict, "pending_id %q is already in use", *n.PendingID)
+		}
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	s.announce(r, "create")
+	return r, true, nil
+}
+
+func (s *Store) byIdempotencyKey(db *gorm.DB, owner, key string) (*Request, error) {
+	var r Request
+	err := db.Where("owner_id = ? AND idempotency_key = ?", owner, key).Take(&r).Error
+	if err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// GetRequest returns one request; ECodeNotFound when there is none.
+func (s *Store) GetRequest(ctx context.Context, id string) (*Request, error) {
+	return load(s.DB.WithContext(ctx), id)
+}
+
+// ListFilter selects requests for a list.
+type ListFilter struct {
+	Status  string // open, resolved, expired, dismissed, cancelled, or all
+	Kind    string
+	Risk    string
+	OwnerID string // when set, only that owner's requests
+	Limit   int
+	Cursor  string
+}
+
+var listStatuses = map[string]bool{"all": true, StatusOpen: true, StatusResolved: true, StatusExpired: true, StatusDismissed: true, StatusCancelled: true}
+
+// ListRequests returns requests newest first, and a cursor for the next page
+// ("" when there is none).
+func (s *Store) ListRequests(ctx context.Context, f ListFilter) ([]Request, string, error) {
+	if f.Status == "" {
+		f.Status = StatusOpen
+	}
+	if !listStatuses[f.Status] {
+		return nil, "", Errorf(ECodeInvalid, "status %q is not one of open, resolved, expired, dismissed, cancelled, all", f.Status)
+	}
+	if f.Kind != "" && !kinds[f.Kind] {
+		return nil, "", Errorf(ECodeInvalid, "kind %q is not a kind of request", f.Kind)
+	}
+	if f.Risk != "" && !risks[f.Risk] {
+		return nil, "", Errorf(ECodeInvalid, "risk %q is not one of low, medium, high", f.Risk)
+	}
+	if f.Limit <= 0 || f.Limit > 200 {
+		f.Limit = 50
+	}
+	q := s.DB.WithContext(ctx).Model(&Request{})
+	if f.Status != "all" {
+		q = q.Where("status = ?", f.Status)
+	}
+	if f.Kind != "" {
+		q = q.Where("kind = ?", f.Kind)
+	}
+	if f.Risk != "" {
+		q = q.Where("risk = ?", f.Risk)
+	}
+	if f.OwnerID != "" {
+		q = q.Where("owner_id = ?", f.OwnerID)
+	}
+	if f.Cursor != "" {
+		at, id, err := decodeCursor(f.Cursor)
+		if err != nil {
+			return nil, "", err
+		}
+		q = q.Where("created_at < ? OR (created_at = ? AND id < ?)", at, at, id)
+	}
+	var rows []Request
+	if err := q.Order("created_at DESC, id DESC").Limit(f.Limit + 1).Find(&rows).Error; err != nil {
+		return nil, "", err
+	}
+	next := ""
+	if len(rows) > f.Limit {
+		rows = rows[:f.Limit]
+		last := rows[len(rows)-1]
+		next = encodeCursor(last.CreatedAt, last.ID)
+	}
+	return rows, next, nil
+}
+
+func encodeCursor(at time.Time, id string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(at.UnixNano(), 10) + "|" + id))
+}
+
+func decodeCursor(c string) (time.Time, string, error) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err == nil {
+		if ns, id, ok := strings.Cut(string(b), "|"); ok {
+			if n, err := strconv.ParseInt(ns, 10, 64); err == nil {
+				return time.Unix(0, n).UTC(), id, nil
+			}
+		}
+	}
+	return time.Time{}, "", Errorf(ECodeInvalid, "cursor %q is not one this server gave", c)
+}
+
+// CountOpen returns how many requests are open.
+func (s *Store) CountOpen(ctx context.Context) (int64, error) {
+	var n int64
+	err := s.DB.WithContext(ctx).Model(&Request{}).Where("status = ?", StatusOpen).Count(&n).Error
+	return n, err
+}
+
+// Patch is an owner's edit of an open request; nil fields stay as they are.
+type Patch struct {
+	Version       int // optional: when non-zero, must match
+	Title         *string
+	Summary       *string
+	Detail        *string
+	Options       *[]Option
+	DefaultOption *string
+}
+
+// PatchRequest changes what the operator sees and raises the version.
+func (s *Store) PatchRequest(ctx context.Context, id string, by Principal, p Patch) (*Request, error) {
+	var r *Request
+	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var err error
+		if r, err = load(tx, id); err != nil {
+			return err
+		}
+		if err := s.checkOpen(r); err != nil {
+			return err
+		}
+		if p.Version != 0 && p.Version != r.Version {
+			return &Error{Code: ECodeVersionConflict, Detail: fmt.Sprintf("version %d is not the current version %d", p.Version, r.Version), Current: r}
+		}
+		next := *r
+		if p.Title != nil {
+			next.Title = *p.Title
+		}
+		if p.Summary != nil {
+			next.Summary = *p.Summary
+		}
+		if p.Detail != nil {
+			next.Detail = *p.Detail
+		}
+		if p.Options != nil {
+			next.Options = *p.Options
+		}
+		if p.DefaultOption != nil {
+			next.DefaultOption = *p.DefaultOption
+		}
+		if err := ValidateContent(next.Title, next.Summary, next.Detail, next.Options, next.DefaultOption, next.Kind, next.AllowAnswer); err != nil {
+			return err
+		}
+		next.Version++
+		next.UpdatedAt = s.now()
+		res := tx.Model(&Request{}).Where("id = ? AND version = ? AND status = ?", r.ID, r.Version, StatusOpen).
+			Select("title", "summary", "detail", "options", "default_option", "version", "updated_at").Updates(&next)
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			return s.lostRace(tx, id)
+		}
+		r = &next
+		return s.audit(tx, r, "edit", by.Label(), ViaAPI, nil)
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.announce(r, "edit")
+	return r, nil
+}
+
+// checkOpen returns the error for acting on a request that is no longer open.
+func (s *Store) checkOpen(r *Request) error {
+	switch {
+	case r.Status == StatusResolved:
+		return &Error{Code: ECodeAlreadyDecided, Detail: "the request was already decided", Current: r}
+	case r.Status == StatusExpired:
+		return &Error{Code: ECodeExpired, Detail: "the request expired", Current: r}
+	case r.Status != StatusOpen:
+		return &Error{Code: ECodeNotOpen, Detail: "the request was " + r.Status, Current: r}
+	case !s.now().Before(r.ExpiresAt):
+		return &Error{Code: ECodeExpired, Detail: "the request expired at " + r.ExpiresAt.Format(time.RFC3339), Current: r}
+	}
+	return nil
+}
+
+// lostRace reloads a request whose conditional update matched nothing and says why.
+func (s *Store) lostRace(tx *gorm.DB, id string) error {
+	cur, err := load(tx, id)
+	if err != nil {
+		return err
+	}
+	if err := s.checkOpen(cur); err != nil {
+		return err
+	}
+	return &Error{Code: ECodeVersionConflict, Detail: fmt.Sprintf("the request changed; it is now at version %d", cur.Version), Current: cur}
+}
+
+// Withdraw retires an open request as cancelled (by its owner) or dismissed (by
+// an operator).
+func (s *Store) Withdraw(ctx context.Context, id string, by Principal, status string) (*Request, error) {
+	action := map[string]string{StatusCancelled: "cancel", StatusDismissed: "dismiss"}[status]
+	if action == "" {
+		return nil, Errorf(ECodeInvalid, "cannot withdraw as %q", status)
+	}
+	var r *Request
+	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var err error
+		if r, err = load(tx, id); err != nil {
+			return err
+		}
+		if r.Status != StatusOpen {
+			return s.checkOpen(r)
+		}
+		now := s.now()
+		res := tx.Model(&Request{}).Where("id = ? AND version = ? AND status = ?", r.ID, r.Version, StatusOpen).
+			Updates(map[string]any{"status": status, "updated_at": now, "resolved_at": now})
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			return s.lostRace(tx, id)
+		}
+		r.Status, r.UpdatedAt, r.ResolvedAt = status, now, &now
+		return s.audit(tx, r, action, by.Label(), ViaAPI, nil)
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.announce(r, action)
+	return r, nil
+}

@@ -1,0 +1,96 @@
+package models
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"time"
+)
+
+// Roles.
+const (
+	RoleOperator = "operator"
+	RoleRuntime  = "runtime"
+	RoleAgent    = "agent"
+)
+
+// ValidRole reports whether role is one a token may have.
+func ValidRole(role string) bool {
+	return role == RoleOperator || role == RoleRuntime || role == RoleAgent
+}
+
+// Principal is who is calling: the token (or session) behind a request.
+type Principal struct {
+	ID   string // the token id; owner of what it files
+	Role string
+	Name string
+}
+
+// Label is how the principal appears in records: "agent:name".
+func (p Principal) Label() string { return p.Role + ":" + p.Name }
+
+// Token is a stored bearer token: only its hash is kept.
+type Token struct {
+	ID        string `gorm:"primaryKey;size:40"`
+	Name      string `gorm:"size:100;not null"`
+	Role      string `gorm:"size:16;not null"`
+	Hash      string `gorm:"size:64;not null;uniqueIndex"`
+	CreatedAt time.Time
+	LastUsed  *time.Time
+	RevokedAt *time.Time
+}
+
+// Principal is the caller a token authenticates.
+func (t *Token) Principal() Principal { return Principal{ID: t.ID, Role: t.Role, Name: t.Name} }
+
+// HashSecret is how every secret (token, session, login ticket) is stored.
+// The secrets are 256 random bits, so a plain SHA-256 is enough.
+func HashSecret(secret string) string {
+	sum := sha256.Sum256([]byte(secret))
+	return hex.EncodeToString(sum[:])
+}
+
+// NewSecret returns a random secret with a readable prefix.
+func NewSecret(prefix string) string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails on supported platforms
+	return prefix + base64.RawURLEncoding.EncodeToString(b)
+}
+
+// NewID returns a short random id with a prefix, e.g. "req_…".
+func NewID(prefix string) string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return prefix + hex.EncodeToString(b)
+}
+
+// Session is a browser login; the cookie carries the secret, the table its hash.
+type Session struct {
+	Hash      string `gorm:"primaryKey;size:64"`
+	TokenID   string `gorm:"size:40"`
+	Name      string `gorm:"size:100;not null"`
+	CSRF      string `gorm:"size:64;not null"`
+	CreatedAt time.Time
+	ExpiresAt time.Time `gorm:"index"`
+}
+
+// LoginTicket is a one-time login link.
+type LoginTicket struct {
+	Hash      string `gorm:"primaryKey;size:64"`
+	CreatedAt time.Time
+	ExpiresAt time.Time
+	UsedAt    *time.Time
+}
+
+// Audit is one append-only row of the trail.
+type Audit struct {
+	ID        uint64    `gorm:"primaryKey;autoIncrement"`
+	RequestID string    `gorm:"size:40;index"`
+	Version   int       `gorm:"not null"`
+	Action    string    `gorm:"size:32;not null"`
+	Actor     string    `gorm:"size:200;not null"`
+	Via       string    `gorm:"size:200"`
+	Detail    string    // JSON object with what the action carried
+	CreatedAt time.Time `gorm:"not null"`
+}

@@ -1,0 +1,153 @@
+package models
+
+import (
+	"context"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// CreateToken makes a token and returns its record and the secret, which is
+// never stored and cannot be shown again.
+func (s *Store) CreateToken(ctx context.Context, role, name string) (*Token, string, error) {
+	if !ValidRole(role) {
+		return nil, "", Errorf(ECodeInvalid, "role %q is not one of operator, runtime, agent", role)
+	}
+	if name == "" || len(name) > 100 {
+		return nil, "", Errorf(ECodeInvalid, "name must be 1 to 100 bytes")
+	}
+	secret := NewSecret("gh_")
+	t := &Token{ID: NewID("tok_"), Name: name, Role: role, Hash: HashSecret(secret), CreatedAt: s.now()}
+	if err := s.DB.WithContext(ctx).Create(t).Error; err != nil {
+		return nil, "", err
+	}
+	return t, secret, nil
+}
+
+// ListTokens returns every token, revoked ones included.
+func (s *Store) ListTokens(ctx context.Context) ([]Token, error) {
+	var ts []Token
+	err := s.DB.WithContext(ctx).Order("created_at").Find(&ts).Error
+	return ts, err
+}
+
+// RevokeToken revokes a token by id or name; sessions it opened end too.
+func (s *Store) RevokeToken(ctx context.Context, idOrName string) (int64, error) {
+	var n int64
+	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var ids []string
+		if err := tx.Model(&Token{}).Where("(id = ? OR name = ?) AND revoked_at IS NULL", idOrName, idOrName).Pluck("id", &ids).Error; err != nil {
+			return err
+		}
+		if len(ids) == 0 {
+			return Errorf(ECodeNotFound, "no live token %q", idOrName)
+		}
+		res := tx.Model(&Token{}).Where("id IN ?", ids).Update("revoked_at", s.now())
+		if res.Error != nil {
+			return res.Error
+		}
+		n = res.RowsAffected
+		return tx.Where("token_id IN ?", ids).Delete(&Session{}).Error
+	})
+	return n, err
+}
+
+// Authenticate returns the live token a secret belongs to.
+func (s *Store) Authenticate(ctx context.Context, secret string) (*Token, error) {
+	var t Token
+	err := s.DB.WithContext(ctx).Where("hash = ? AND revoked_at IS NULL", HashSecret(secret)).Take(&t).Error
+	if notFound(err) {
+		return nil, Errorf(ECodeUnauthenticated, "unknown or revoked token")
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &t, nil
+}
+
+// HasOperator reports whether any live operator token exists.
+func (s *Store) HasOperator(ctx context.Context) (bool, error) {
+	var n int64
+	err := s.DB.WithContext(ctx).Model(&Token{}).Where("role = ? AND revoked_at IS NULL", RoleOperator).Count(&n).Error
+	return n > 0, err
+}
+
+// CreateLoginTicket returns a one-time login secret valid for ttl.
+func (s *Store) CreateLoginTicket(ctx context.Context, ttl time.Duration) (string, error) {
+	secret := NewSecret("lt_")
+	now := s.now()
+	err := s.DB.WithContext(ctx).Create(&LoginTicket{Hash: HashSecret(secret), CreatedAt: now, ExpiresAt: now.Add(ttl)}).Error
+	return secret, err
+}
+
+// SessionTTL is how long a browser session lasts.
+const SessionTTL = 30 * 24 * time.Hour
+
+// UseLoginTicket spends a one-time ticket and opens an operator session.
+func (s *Store) UseLoginTicket(ctx context.Context, secret string) (*Session, string, error) {
+	var sess *Session
+	var cookie string
+	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		now := s.now()
+		res := tx.Model(&LoginTicket{}).Where("hash = ? AND used_at IS NULL AND expires_at > ?", HashSecret(secret), now).Update("used_at", now)
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			return Errorf(ECodeUnauthenticated, "this login link is unknown, used or expired")
+		}
+		var err error
+		sess, cookie, err = s.openSession(tx, "", "login-link")
+		return err
+	})
+	return sess, cookie, err
+}
+
+// LoginWithToken opens an operator session for an operator token's secret.
+func (s *Store) LoginWithToken(ctx context.Context, secret string) (*Session, string, error) {
+	t, err := s.Authenticate(ctx, secret)
+	if err != nil {
+		return nil, "", err
+	}
+	if t.Role != RoleOperator {
+		return nil, "", Errorf(ECodeUnauthenticated, "only an operator token can log in to the page")
+	}
+	return s.openSession(s.DB.WithContext(ctx), t.ID, t.Name)
+}
+
+func (s *Store) openSession(tx *gorm.DB, tokenID, name string) (*Session, string, error) {
+	cookie := NewSecret("gs_")
+	now := s.now()
+	sess := &Session{Hash: HashSecret(cookie), TokenID: tokenID, Name: name, CSRF: NewID("csrf_"), CreatedAt: now, ExpiresAt: now.Add(SessionTTL)}
+	if err := tx.Create(sess).Error; err != nil {
+		return nil, "", err
+	}
+	return sess, cookie, nil
+}
+
+// SessionFor returns the live session a cookie secret belongs to.
+func (s *Store) SessionFor(ctx context.Context, cookie string) (*Session, error) {
+	var sess Session
+	err := s.DB.WithContext(ctx).Where("hash = ? AND expires_at > ?", HashSecret(cookie), s.now()).Take(&sess).Error
+	if notFound(err) {
+		return nil, Errorf(ECodeUnauthenticated, "no such session")
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &sess, nil
+}
+
+// EndSession logs a session out.
+func (s *Store) EndSession(ctx context.Context, cookie string) error {
+	return s.DB.WithContext(ctx).Where("hash = ?", HashSecret(cookie)).Delete(&Session{}).Error
+}
+
+// Principal is the operator a session speaks for.
+func (sess *Session) Principal() Principal {
+	id := sess.TokenID
+	if id == "" {
+		id = "session:" + sess.Hash[:12]
+	}
+	return Principal{ID: id, Role: RoleOperator, Name: sess.Name}
+}
