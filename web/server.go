@@ -45,6 +45,10 @@ type Config struct {
 	MaxWaiters          int    // all long-polls at once
 	MaxWaitersPerCaller int    // long-polls of one caller at once
 	BodyLimit           string // e.g. "64K"
+	// OnWaitStart and OnWaitEnd, if set, are called when a long-poll starts to
+	// wait on the change announcement and after it has let go of its slot.
+	// Tests synchronise on them.
+	OnWaitStart, OnWaitEnd func()
 }
 
 // Deps are the concrete parts cmd wires in.
