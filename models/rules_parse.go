@@ -132,8 +132,8 @@ type compiler struct {
 func (c *compiler) pos(path string) (int, int) {
 	for path != "" {
 		if p, err := yaml.PathString(path); err == nil {
-			if n, err := p.FilterFile(c.file); err == nil && n != nil && n.GetToken() != nil {
-				return n.GetToken().Position.Line, n.GetToken().Position.Column
+			if n, err := p.FilterFile(c.file); err == nil && n != nil {
+				return nodePos(n)
 			}
 		}
 		i := strings.LastIndexAny(path, ".[")
@@ -141,6 +141,23 @@ func (c *compiler) pos(path string) (int, int) {
 			break
 		}
 		path = path[:i]
+	}
+	return 1, 1
+}
+
+// nodePos is where a node starts: a mapping's token is its first colon, so use
+// its first key instead.
+func nodePos(n ast.Node) (int, int) {
+	switch m := n.(type) {
+	case *ast.MappingNode:
+		if len(m.Values) > 0 {
+			n = m.Values[0].Key
+		}
+	case *ast.MappingValueNode:
+		n = m.Key
+	}
+	if tk := n.GetToken(); tk != nil && tk.Position != nil {
+		return tk.Position.Line, tk.Position.Column
 	}
 	return 1, 1
 }
