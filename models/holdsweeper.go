@@ -6,11 +6,6 @@ import (
 	"time"
 )
 
-// Subscriber is where the sweeper hears of new requests (a *Changes).
-type Subscriber interface {
-	Subscribe(n int) *Subscription
-}
-
 // HoldSweeper ends hold windows on time. It sleeps until the next window ends and
 // wakes early when a request is filed (its hold may end sooner); it never polls.
 // Every process may run one: ReleaseHolds is safe to race.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -16,8 +17,8 @@ const rulesUsage = `usage:
 `
 
 // runRules is `gatehouse rules`. Exit codes: 0 done, 1 invalid file or request, 2 usage.
-func runRules(args []string, stdout, stderr io.Writer) int {
-	return rulesCommand(args, os.Stdin, stdout, stderr)
+func runRules(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return rulesCommand(args, stdin, stdout, stderr)
 }
 
 func rulesCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
