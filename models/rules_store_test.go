@@ -200,6 +200,38 @@ func TestRulesDecide(t *testing.T) {
 			}
 		})
 
+		t.Run("sweeps racing in several processes settle each hold once", func(t *testing.T) {
+			var ids []string
+			for range 5 {
+				ids = append(ids, file(t, s, p, models.NewRequest{Title: "deploy"}).ID)
+			}
+			*clock = clock.Add(3 * time.Minute)
+			total := make(chan int, 4)
+			for range 4 {
+				other := *s // another process: its own Store on the same database
+				go func() {
+					n, _, err := other.ReleaseHolds(ctx)
+					if err != nil {
+						t.Error(err)
+					}
+					total <- n
+				}()
+			}
+			sum := 0
+			for range 4 {
+				sum += <-total
+			}
+			if sum != len(ids) {
+				t.Fatalf("settled %d, want %d", sum, len(ids))
+			}
+			for _, id := range ids {
+				trail := actions(t, s, id)
+				if last := trail[len(trail)-1]; len(trail) != 3 || last != "decide/rule:wait-deploy (window)" {
+					t.Fatalf("trail %v", trail)
+				}
+			}
+		})
+
 		t.Run("reload swaps rules for the next filing", func(t *testing.T) {
 			old := s.Rules.Swap(mustRules(t, "rules:\n  - name: all\n    action: deny\n"))
 			defer s.Rules.Swap(old)
