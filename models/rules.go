@@ -176,3 +176,50 @@ func (ru *rule) choose(r *Request) (string, string) {
 }
 
 func quote(s string) string { return `"` + s + `"` }
+
+// RuleDecided reports whether a rule took r's decision, which rule, and whether
+// it was a hold's `then` at the end of its window (for "approved by rule NAME").
+func (r *Request) RuleDecided() (name string, window bool, ok bool) {
+	if r.DecidedVia == nil {
+		return "", false, false
+	}
+	name, ok = strings.CutPrefix(*r.DecidedVia, "rule:")
+	if !ok {
+		return "", false, false
+	}
+	name, window = strings.CutSuffix(name, " (window)")
+	return name, window, true
+}
+
+// Describe says in one line what a rule does, for the page and the CLI:
+// `tool Bash, command /^git status/ → approve`.
+func (ru Rule) Describe() string {
+	var parts []string
+	add := func(key string, vals []string) {
+		if len(vals) > 0 {
+			parts = append(parts, key+" "+strings.Join(vals, " or "))
+		}
+	}
+	add("kind", ru.Kind)
+	add("runtime", ru.Runtime)
+	add("tool", ru.Tool)
+	add("risk", ru.Risk)
+	if ru.Command != "" {
+		parts = append(parts, "command /"+ru.Command+"/")
+	}
+	if ru.Text != "" {
+		parts = append(parts, "text /"+ru.Text+"/")
+	}
+	when := "any request"
+	if len(parts) > 0 {
+		when = strings.Join(parts, ", ")
+	}
+	then := ru.Action
+	if ru.Option != "" {
+		then += " with " + ru.Option
+	}
+	if ru.Action == RuleHold {
+		then += " for " + ru.Window.String() + ", then " + ru.Then
+	}
+	return when + " → " + then
+}

@@ -178,3 +178,31 @@ func TestRulesErrors(t *testing.T) {
 		}
 	})
 }
+
+func TestRuleDescribe(t *testing.T) {
+	got := []string{}
+	for _, r := range mustRules(t, sampleRules+"  - name: any\n    action: deny\n").List() {
+		got = append(got, r.Describe())
+	}
+	want := []string{
+		"tool Bash, command /git push .*--force/ → deny",
+		`tool Bash, command /^git (status|diff|log)\b/ → approve`,
+		"text /(?i)run the tests/ → approve with always",
+		"kind approval or permission, risk high → hold for 2m0s, then deny",
+		"runtime ci → hold for 30s, then once",
+		"any request → deny",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("got\n%s", strings.Join(got, "\n"))
+	}
+}
+
+func TestRuleDecided(t *testing.T) {
+	for via, want := range map[string]string{"rule:a": "a false true", "rule:a (window)": "a true true", "page": " false false"} {
+		r := &models.Request{DecidedVia: &via}
+		name, window, ok := r.RuleDecided()
+		if got := name + " " + strconv.FormatBool(window) + " " + strconv.FormatBool(ok); got != want {
+			t.Fatalf("%q: %s", via, got)
+		}
+	}
+}

@@ -24,6 +24,7 @@ type apiRule struct {
 	Window        string   `json:"window,omitempty"`
 	WindowSeconds int64    `json:"window_seconds,omitempty"`
 	Then          string   `json:"then,omitempty"`
+	Summary       string   `json:"summary"` // the rule in words
 }
 
 type apiMatch struct {
@@ -44,7 +45,7 @@ func toAPIRules(rs *models.Rules) apiRules {
 	at := rfc3339(rs.LoadedAt)
 	out.LoadedAt = &at
 	for _, r := range rs.List() {
-		a := apiRule{Name: r.Name, Line: r.Line, Action: r.Action, Option: r.Option, Then: r.Then,
+		a := apiRule{Name: r.Name, Line: r.Line, Action: r.Action, Option: r.Option, Then: r.Then, Summary: r.Describe(),
 			Match: apiMatch{Kind: r.Kind, Runtime: r.Runtime, Tool: r.Tool, Risk: r.Risk, Command: r.Command, Text: r.Text}}
 		if r.Window > 0 {
 			a.Window, a.WindowSeconds = r.Window.String(), int64(r.Window.Seconds())

@@ -143,6 +143,7 @@ func TestRulesOverHTTP(t *testing.T) {
 					Action        string `json:"action"`
 					WindowSeconds int    `json:"window_seconds"`
 					Then          string `json:"then"`
+					Summary       string `json:"summary"`
 					Match         struct {
 						Tool    []string `json:"tool"`
 						Command string   `json:"command"`
@@ -153,7 +154,8 @@ func TestRulesOverHTTP(t *testing.T) {
 				t.Fatalf("status %d", code)
 			}
 			if len(out.Rules) != 2 || out.Rules[0].Name != "git-read" || out.Rules[0].Match.Tool[0] != "Bash" || out.Rules[0].Match.Command != "^git status" ||
-				out.Rules[1].Action != "hold" || out.Rules[1].WindowSeconds != 90 || out.Rules[1].Then != "deny" || out.Rules[1].Line != 7 || out.Digest == "" {
+				out.Rules[1].Action != "hold" || out.Rules[1].WindowSeconds != 90 || out.Rules[1].Then != "deny" || out.Rules[1].Line != 7 || out.Digest == "" ||
+				out.Rules[1].Summary != "text /deploy/ → hold for 1m30s, then deny" {
 				t.Fatalf("%+v", out)
 			}
 			if code := call(t, "GET", s.url+"/v1/rules", s.agent, "", nil); code != http.StatusForbidden {

@@ -61,6 +61,9 @@ func checkRules(path string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintf(stdout, "%s: ok, %d %s\n", path, rs.Len(), plural(rs.Len(), "rule", "rules"))
+	for i, r := range rs.List() {
+		fmt.Fprintf(stdout, "%3d. %s (line %d): %s\n", i+1, r.Name, r.Line, r.Describe())
+	}
 	return 0
 }
 
