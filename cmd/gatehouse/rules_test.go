@@ -64,3 +64,15 @@ func TestRulesCommand(t *testing.T) {
 		})
 	}
 }
+
+func TestServeStopsOnBrokenRules(t *testing.T) {
+	broken := rulesFile(t, "rules:\n  - name: a\n    match:\n      command: 'git ('\n    action: deny\n")
+	var out, errOut bytes.Buffer
+	code := runServe(t.Context(), []string{"--addr", "127.0.0.1:0", "--database", "sqlite:" + t.TempDir() + "/g.db", "--rules", broken}, nil, &out, &errOut)
+	if code != 1 || !strings.Contains(errOut.String(), "rules.yaml:4:16: bad regular expression") {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out.String(), errOut.String())
+	}
+	if strings.Contains(out.String(), "listening") {
+		t.Fatal("serve listened with a broken rules file")
+	}
+}
