@@ -19,7 +19,9 @@ import (
 
 // Store is what the web layer needs of the record.
 type Store interface {
-	CreateRequest(ctx context.Context, p models.Principal, n models.NewRequest, idemKey string) (*models.Request, bool, error)
+	// CreateRequest judges the new request by the rules in force; hooks run in a
+	// rule's decision.
+	CreateRequest(ctx context.Context, p models.Principal, n models.NewRequest, idemKey string, hooks ...models.DecisionHook) (*models.Request, bool, error)
 	GetRequest(ctx context.Context, id string) (*models.Request, error)
 	ListRequests(ctx context.Context, f models.ListFilter) ([]models.Request, string, error)
 	PatchRequest(ctx context.Context, id string, by models.Principal, p models.Patch) (*models.Request, error)
@@ -37,6 +39,11 @@ type Store interface {
 // Watcher wakes a waiter at the next change of one request.
 type Watcher interface {
 	Watch(id string) (<-chan struct{}, func())
+}
+
+// RulesInForce gives the rules that judge new requests (a *models.RuleSet).
+type RulesInForce interface {
+	Current() *models.Rules
 }
 
 // Config is the server's settings.
@@ -58,6 +65,8 @@ type Deps struct {
 	DB      *gorm.DB // for readiness; may be nil
 	// DecisionHooks run inside every decision's transaction (forwarding's outbox).
 	DecisionHooks []models.DecisionHook
+	// Rules, when set, are shown at GET /v1/rules.
+	Rules RulesInForce
 }
 
 // Server is the HTTP server.
@@ -68,6 +77,7 @@ type Server struct {
 	watcher Watcher
 	db      *gorm.DB
 	hooks   []models.DecisionHook
+	rules   RulesInForce
 	metrics *metrics
 	waiters *waiterCaps
 	baseURL *url.URL
@@ -100,7 +110,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 		return nil, models.Errorf(models.ECodeInvalid, "base URL %q is not an absolute URL", cfg.BaseURL)
 	}
 	s := &Server{
-		cfg: cfg, store: d.Store, watcher: d.Watcher, db: d.DB, hooks: d.DecisionHooks,
+		cfg: cfg, store: d.Store, watcher: d.Watcher, db: d.DB, hooks: d.DecisionHooks, rules: d.Rules,
 		waiters: newWaiterCaps(cfg.MaxWaiters, cfg.MaxWaitersPerCaller),
 		baseURL: base, closing: make(chan struct{}),
 	}
