@@ -47,9 +47,9 @@ type APNs struct {
 // NewAPNs checks the configuration and builds the client; it does not connect.
 func NewAPNs(c APNsConfig) (*APNs, error) {
 	var missing []string
-	for name, v := range map[string]string{"KEY_ID": c.KeyID, "TEAM_ID": c.TeamID, "TOPIC": c.Topic} {
-		if v == "" {
-			missing = append(missing, "GATEHOUSE_APNS_"+name)
+	for _, kv := range [][2]string{{EnvAPNsKeyID, c.KeyID}, {EnvAPNsTeamID, c.TeamID}, {EnvAPNsTopic, c.Topic}} {
+		if kv[1] == "" {
+			missing = append(missing, kv[0])
 		}
 	}
 	if len(missing) > 0 {

@@ -293,7 +293,9 @@ func (r *Router) enqueue(ctx context.Context, m Message) {
 	defer cancel()
 	devs, err := r.store.ListDevices(ctx, false)
 	if err != nil {
-		slog.Error("push: list devices", "err", err)
+		if ctx.Err() == nil {
+			slog.Error("push: list devices", "err", err)
+		}
 		return
 	}
 	for _, d := range devs {
