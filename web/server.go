@@ -54,6 +54,8 @@ type Deps struct {
 	DB      *gorm.DB // for readiness; may be nil
 	// DecisionHooks run inside every decision's transaction (forwarding's outbox).
 	DecisionHooks []models.DecisionHook
+	// Devices, when set, serves the push device routes (/v1/devices, /v1/webpush/…).
+	Devices DeviceStore
 }
 
 // Server is the HTTP server.
@@ -64,6 +66,7 @@ type Server struct {
 	watcher Watcher
 	db      *gorm.DB
 	hooks   []models.DecisionHook
+	devices DeviceStore
 	metrics *metrics
 	waiters *waiterCaps
 	baseURL *url.URL
@@ -96,7 +99,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 		return nil, models.Errorf(models.ECodeInvalid, "base URL %q is not an absolute URL", cfg.BaseURL)
 	}
 	s := &Server{
-		cfg: cfg, store: d.Store, watcher: d.Watcher, db: d.DB, hooks: d.DecisionHooks,
+		cfg: cfg, store: d.Store, watcher: d.Watcher, db: d.DB, hooks: d.DecisionHooks, devices: d.Devices,
 		waiters: newWaiterCaps(cfg.MaxWaiters, cfg.MaxWaitersPerCaller),
 		baseURL: base, closing: make(chan struct{}),
 	}
