@@ -18,6 +18,7 @@ Usage:
   gatehouse token create --role operator|runtime|agent --name NAME [--database URL]
   gatehouse token list [--database URL]
   gatehouse token revoke ID|NAME [--database URL]
+  gatehouse push test [--database URL] [--base-url URL]
   gatehouse ask --title "…" [--option id:label:effect]… [--timeout 10m] [--url URL] [--token T]
 
 Run "gatehouse COMMAND -h" for a command's flags.
@@ -38,6 +39,7 @@ func commands() map[string]command {
 		"serve": runServe,
 		"token": runToken,
 		"ask":   runAsk,
+		"push":  runPush,
 	}
 }
 
