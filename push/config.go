@@ -58,7 +58,7 @@ func (c *Config) defaults() {
 
 // Event is one step of the router, for Config.Observe.
 type Event struct {
-	Name      string // held, batched, suppressed, queued, dropped, attempt
+	Name      string // held, batched, suppressed, claimed-elsewhere, queued, dropped, attempt
 	RequestID string
 	Message   Message
 	Device    models.Device

@@ -16,6 +16,7 @@ type Store interface {
 	GetRequest(ctx context.Context, id string) (*models.Request, error)
 	CountOpen(ctx context.Context) (int64, error)
 	ListDevices(ctx context.Context, retired bool) ([]models.Device, error)
+	ClaimPush(ctx context.Context, requestID, typ string) (bool, error)
 }
 
 // Changes is where the router hears of commits (models.Changes).
@@ -240,7 +241,7 @@ func (r *Router) closed(ctx context.Context, ch models.Change) {
 	}
 	if r.sent[id] {
 		delete(r.sent, id)
-		r.enqueue(ctx, Message{Type: TypeClear, RequestID: id, Version: ch.Version, Badge: -1})
+		r.clear(ctx, id, ch.Version)
 		return
 	}
 	// Not seen by this router: it may have been alerted before a restart.
@@ -253,8 +254,31 @@ func (r *Router) closed(ctx context.Context, ch models.Change) {
 		r.batch.badge = true
 		r.schedule(ctx)
 	case planFor(rec.Kind) == TypeAlert && rec.CreatedAt.Before(r.started):
-		r.enqueue(ctx, Message{Type: TypeClear, RequestID: id, Version: ch.Version, Badge: -1})
+		r.clear(ctx, id, ch.Version)
 	}
+}
+
+func (r *Router) clear(ctx context.Context, id string, version int) {
+	if r.claim(ctx, id, TypeClear) {
+		r.enqueue(ctx, Message{Type: TypeClear, RequestID: id, Version: version, Badge: -1})
+	}
+}
+
+// claim reports whether this router is the one to send a request's push of a
+// type (the first replica to claim it). When the claim cannot be made it
+// pushes anyway: a duplicate is better than silence.
+func (r *Router) claim(ctx context.Context, id, typ string) bool {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	ok, err := r.store.ClaimPush(ctx, id, typ)
+	if err != nil {
+		slog.Error("push: claim", "id", id, "err", err)
+		return true
+	}
+	if !ok {
+		r.cfg.Observe(Event{Name: "claimed-elsewhere", RequestID: id})
+	}
+	return ok
 }
 
 // flush sends what the batch gathered: one alert for every request of the
@@ -266,7 +290,7 @@ func (r *Router) flush(ctx context.Context) {
 	for _, id := range b.ids {
 		// Checked against the store too, in case a decision's announcement was
 		// missed (a lagged subscription, another replica).
-		if rec, err := r.read(ctx, id); err == nil && rec.Open() {
+		if rec, err := r.read(ctx, id); err == nil && rec.Open() && r.claim(ctx, id, TypeAlert) {
 			open = append(open, id)
 		}
 	}

@@ -431,3 +431,50 @@ func TestHungAPNs(t *testing.T) {
 	})
 	// Cleanup stops the router while the push still hangs: Run must return.
 }
+
+func TestReplicas(t *testing.T) {
+	modelstest.Each(t, func(t *testing.T, dialect string) {
+		rg := newRig(t, dialect, push.Config{Coalesce: -1}, nil, nil)
+		rg.device(t)
+		// A second replica: its own router over the same database, hearing the
+		// same changes (as NOTIFY relays them), pushing to the same APNs.
+		changes := rg.store.Announcer.(*models.Changes)
+		a, err := push.NewAPNs(rg.apns.APNsConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		events := make(chan push.Event, 100)
+		r2 := push.NewRouter(push.Config{Coalesce: -1, BaseURL: base, Observe: func(e push.Event) { events <- e }}, rg.store, changes, push.Senders{APNs: a}, nil)
+		runCtx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { defer close(done); _ = r2.Run(runCtx) }()
+		defer func() { cancel(); <-done; a.Close() }()
+
+		t.Run("one alert and one clear per request, whichever replica sends them", func(t *testing.T) {
+			r := rg.file(t, models.KindApproval)
+			<-rg.pushes
+			// Both routers have decided: one queued it, the other found it claimed.
+			outcome := func(ch chan push.Event) string {
+				for e := range ch {
+					if e.Name == "queued" || e.Name == "claimed-elsewhere" {
+						return e.Name
+					}
+				}
+				return ""
+			}
+			o1, o2 := outcome(rg.events), outcome(events)
+			if o1 == o2 {
+				t.Fatalf("both replicas: %s", o1)
+			}
+			rg.decide(t, r)
+			p := <-rg.pushes
+			if p.PushType != "background" || p.CollapseID != r.ID {
+				t.Fatalf("second push: %+v", p)
+			}
+			rg.file(t, models.KindApproval) // a marker: its alert comes after anything still pending for r
+			if p := <-rg.pushes; p.PushType != "alert" {
+				t.Fatalf("a duplicate was sent: %+v", p)
+			}
+		})
+	})
+}
