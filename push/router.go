@@ -152,7 +152,8 @@ func (r *Router) handle(ctx context.Context, ch models.Change) {
 	switch {
 	case ch.Action == "create" && ch.Status == models.StatusOpen:
 		r.opened(ctx, ch)
-	case ch.Status != models.StatusOpen && ch.Status != "":
+	case ch.Status != models.StatusOpen && ch.Status != "" && ch.Action != "actuation":
+		// (An actuation is news about the forward of a decision already seen.)
 		r.closed(ctx, ch)
 	}
 }
