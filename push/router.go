@@ -80,7 +80,7 @@ func NewRouter(cfg Config, store Store, changes Changes, s Senders, presence Pre
 		timers:  map[*hold]func() bool{},
 	}
 	// Subscribe now, not in Run, so nothing committed after NewRouter is missed.
-	r.sub = changes.Subscribe(1024)
+	r.sub, r.started = changes.Subscribe(1024), time.Now()
 	for _, kind := range []string{models.DeviceAPNs, models.DeviceWebPush} {
 		if snd := s.For(kind); snd != nil {
 			r.lanes[kind] = &lane{jobs: make(chan job, cfg.Queue), sender: snd}
@@ -90,9 +90,8 @@ func NewRouter(cfg Config, store Store, changes Changes, s Senders, presence Pre
 }
 
 // Run plans and delivers until ctx ends; it returns once every worker and
-// timer of the router has stopped.
+// timer of the router has stopped. Call it once.
 func (r *Router) Run(ctx context.Context) error {
-	r.started = time.Now()
 	var wg sync.WaitGroup
 	for _, l := range r.lanes {
 		for range r.cfg.Workers {
