@@ -54,19 +54,25 @@ type Deps struct {
 	DB      *gorm.DB // for readiness; may be nil
 	// DecisionHooks run inside every decision's transaction (forwarding's outbox).
 	DecisionHooks []models.DecisionHook
+	// Runtimes and Changes serve runtime registration, the signing keys and the
+	// pull feed; without them those routes are absent.
+	Runtimes RuntimeStore
+	Changes  models.Subscriber
 }
 
 // Server is the HTTP server.
 type Server struct {
-	cfg     Config
-	echo    *echo.Echo
-	store   Store
-	watcher Watcher
-	db      *gorm.DB
-	hooks   []models.DecisionHook
-	metrics *metrics
-	waiters *waiterCaps
-	baseURL *url.URL
+	cfg      Config
+	echo     *echo.Echo
+	store    Store
+	watcher  Watcher
+	db       *gorm.DB
+	hooks    []models.DecisionHook
+	runtimes RuntimeStore
+	changes  models.Subscriber
+	metrics  *metrics
+	waiters  *waiterCaps
+	baseURL  *url.URL
 
 	closeOnce sync.Once
 	closing   chan struct{} // closed when the server stops: releases every wait
@@ -97,6 +103,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	}
 	s := &Server{
 		cfg: cfg, store: d.Store, watcher: d.Watcher, db: d.DB, hooks: d.DecisionHooks,
+		runtimes: d.Runtimes, changes: d.Changes,
 		waiters: newWaiterCaps(cfg.MaxWaiters, cfg.MaxWaitersPerCaller),
 		baseURL: base, closing: make(chan struct{}),
 	}

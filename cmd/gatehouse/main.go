@@ -18,6 +18,7 @@ Usage:
   gatehouse token create --role operator|runtime|agent --name NAME [--database URL]
   gatehouse token list [--database URL]
   gatehouse token revoke ID|NAME [--database URL]
+  gatehouse runtime --name N [--machine M] [--callback-listen ADDR] [--pull] [--url URL] [--token T]
   gatehouse ask --title "…" [--option id:label:effect]… [--timeout 10m] [--url URL] [--token T]
 
 Run "gatehouse COMMAND -h" for a command's flags.
@@ -35,9 +36,10 @@ type command func(ctx context.Context, args []string, stdin io.Reader, stdout, s
 
 func commands() map[string]command {
 	return map[string]command{
-		"serve": runServe,
-		"token": runToken,
-		"ask":   runAsk,
+		"serve":   runServe,
+		"token":   runToken,
+		"ask":     runAsk,
+		"runtime": runRuntime,
 	}
 }
 

@@ -97,9 +97,16 @@ func serve(ctx context.Context, cfg serveConfig, stdout io.Writer) error {
 	if cfg.BaseURL == "" {
 		cfg.BaseURL = "http://" + ln.Addr().String()
 	}
+	// The signing key is made on first start; forwards are signed with it.
+	key, err := store.SigningKey(ctx)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	hooks := []models.DecisionHook{store.ForwardHook()}
 	srv, err := web.New(web.Config{
 		BaseURL: cfg.BaseURL, MaxWaiters: cfg.MaxWaiters, MaxWaitersPerCaller: cfg.MaxWaitersPerCaller,
-	}, web.Deps{Store: store, Watcher: changes, DB: store.DB})
+	}, web.Deps{Store: store, Watcher: changes, DB: store.DB, DecisionHooks: hooks, Runtimes: store, Changes: changes})
 	if err != nil {
 		ln.Close()
 		return err
@@ -108,8 +115,10 @@ func serve(ctx context.Context, cfg serveConfig, stdout io.Writer) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var bg sync.WaitGroup
-	sweeper := &models.Sweeper{Store: store, Changes: changes}
+	sweeper := &models.Sweeper{Store: store, Changes: changes, Hooks: hooks}
 	bg.Go(func() { sweeper.Run(ctx) })
+	forwarder := &web.Forwarder{Store: store, Changes: changes, Key: key, Now: store.Now}
+	bg.Go(func() { forwarder.Run(ctx) })
 
 	httpSrv := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	serveErr := make(chan error, 1)
