@@ -272,7 +272,7 @@ func (s *Store) AckFeed(ctx context.Context, runtimeID string, upto int64) error
 		var r *Request
 		err := db.Transaction(func(tx *gorm.DB) error {
 			res := tx.Model(&Forward{}).Where("id = ? AND state = ?", f.ID, ActuationPending).
-				UpdateColumns(map[string]any{"state": ActuationDelivered, "updated_at": now})
+				UpdateColumns(map[string]any{"state": ActuationDelivered, "attempts": f.Attempts + 1, "updated_at": now})
 			if res.Error != nil {
 				return res.Error
 			}
@@ -280,7 +280,7 @@ func (s *Store) AckFeed(ctx context.Context, runtimeID string, upto int64) error
 				return errRaced
 			}
 			if err := tx.Model(&Request{}).Where("id = ?", f.RequestID).
-				UpdateColumns(map[string]any{"actuation_state": ActuationDelivered}).Error; err != nil {
+				UpdateColumns(map[string]any{"actuation_state": ActuationDelivered, "attempts": f.Attempts + 1}).Error; err != nil {
 				return err
 			}
 			var err error
