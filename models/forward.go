@@ -209,6 +209,9 @@ func (s *Store) FinishForward(ctx context.Context, f *Forward, owner string, a A
 			return err
 		}
 		health := map[string]any{"last_result": truncate(resultText(a), 200), "last_result_at": now}
+		if a.HTTPStatus != 0 {
+			health["last_seen_at"] = now // it answered
+		}
 		if a.State == ActuationDelivered || a.State == ActuationConflict {
 			health["failures"] = 0 // the runtime answered
 		} else {
