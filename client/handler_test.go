@@ -80,7 +80,9 @@ func TestHandler(t *testing.T) {
 	now := time.Unix(1_790_000_000, 0)
 	rt := newRuntime(t, keys, func() time.Time { return now })
 	allow := "once"
-	d := func(id string, v int) client.Decision { return client.Decision{RequestID: id, Version: v, Decision: &allow} }
+	d := func(id string, v int) client.Decision {
+		return client.Decision{RequestID: id, Version: v, Decision: &allow}
+	}
 
 	t.Run("a signed decision is handed over", func(t *testing.T) {
 		if code := send(t, signed(t, rt.srv.URL, server, "key_1", now, "dlv_1", d("req_a", 2))); code != http.StatusOK {
