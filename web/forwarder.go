@@ -117,17 +117,21 @@ func (f *Forwarder) Run(ctx context.Context) {
 		case <-finished:
 		case <-timer.C:
 		}
-		f.sweep(ctx, slots, finished, &wg)
+		if err := f.sweep(ctx, slots, finished, &wg); err != nil {
+			// The database is unwell: pause rather than spin on a due row.
+			timer.Reset(max(f.Backoff, time.Second))
+			continue
+		}
 		timer.Reset(f.sleep(ctx, len(slots) == cap(slots)))
 	}
 }
 
 // sweep claims what is due, up to the free slots, and sends each in its own
 // goroutine.
-func (f *Forwarder) sweep(ctx context.Context, slots chan struct{}, finished chan struct{}, wg *sync.WaitGroup) {
+func (f *Forwarder) sweep(ctx context.Context, slots chan struct{}, finished chan struct{}, wg *sync.WaitGroup) error {
 	free := cap(slots) - len(slots)
 	if free == 0 {
-		return
+		return nil
 	}
 	rows, err := f.Store.ClaimForwards(ctx, f.ID, free, f.Lease)
 	if err != nil && ctx.Err() == nil {
@@ -146,6 +150,7 @@ func (f *Forwarder) sweep(ctx context.Context, slots chan struct{}, finished cha
 			f.deliver(ctx, row)
 		})
 	}
+	return err
 }
 
 // sleep is how long to wait before the next look: until the next due row, at
@@ -198,7 +203,10 @@ func (f *Forwarder) deliver(ctx context.Context, row models.Forward) {
 			a.State, a.NextAt = models.ActuationPending, minTime(now.Add(f.backoff(row.Attempts+1)), row.Deadline)
 		}
 	}
-	ok, err := f.Store.FinishForward(ctx, &row, f.ID, a)
+	// The outcome is recorded even if a stop begins now: the call was made.
+	rec, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	ok, err := f.Store.FinishForward(rec, &row, f.ID, a)
 	if err != nil {
 		slog.Error("forward: record attempt", "request", row.RequestID, "err", err)
 		return
