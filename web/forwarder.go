@@ -16,6 +16,7 @@ import (
 
 	"github.com/gatehousehq/gatehouse/client"
 	"github.com/gatehousehq/gatehouse/models"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // ForwardStore is what the forwarder needs of the record.
@@ -52,8 +53,19 @@ type Forwarder struct {
 	Parallel int
 	// ID names this process in claims (default a random id).
 	ID string
-	// Attempted, if set, is told of every recorded attempt (tests, metrics).
+	// Attempted, if set, is told of every recorded attempt (tests).
 	Attempted func(f models.Forward, a models.Attempt)
+
+	attempts *prometheus.CounterVec
+}
+
+// Instrument registers the forwarder's metrics: attempts by result.
+func (f *Forwarder) Instrument(reg prometheus.Registerer) error {
+	f.attempts = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "gatehouse_forward_attempts_total",
+		Help: "Pushes of decisions to runtimes, by result: delivered, conflict, pending (to be retried), failed.",
+	}, []string{"result"})
+	return reg.Register(f.attempts)
 }
 
 // pushBody is what a runtime's callback receives.
@@ -210,6 +222,9 @@ func (f *Forwarder) deliver(ctx context.Context, row models.Forward) {
 	if err != nil {
 		slog.Error("forward: record attempt", "request", row.RequestID, "err", err)
 		return
+	}
+	if ok && f.attempts != nil {
+		f.attempts.WithLabelValues(a.State).Inc()
 	}
 	if ok && f.Attempted != nil {
 		f.Attempted(row, a)

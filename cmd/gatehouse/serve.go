@@ -111,13 +111,17 @@ func serve(ctx context.Context, cfg serveConfig, stdout io.Writer) error {
 		ln.Close()
 		return err
 	}
+	forwarder := &web.Forwarder{Store: store, Changes: changes, Key: key, Now: store.Now}
+	if err := forwarder.Instrument(srv.Registry()); err != nil {
+		ln.Close()
+		return err
+	}
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var bg sync.WaitGroup
 	sweeper := &models.Sweeper{Store: store, Changes: changes, Hooks: hooks}
 	bg.Go(func() { sweeper.Run(ctx) })
-	forwarder := &web.Forwarder{Store: store, Changes: changes, Key: key, Now: store.Now}
 	bg.Go(func() { forwarder.Run(ctx) })
 
 	httpSrv := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
