@@ -182,10 +182,10 @@ func (c *Client) Get(ctx context.Context, id string) (*Request, error) {
 	return &r, c.Do(ctx, http.MethodGet, "/v1/requests/"+url.PathEscape(id), nil, nil, &r)
 }
 
-// Wait long-polls once for up to timeout (rounded to whole seconds, 1..300);
-// r.TimedOut says whether it ran out.
+// Wait long-polls once for up to timeout (rounded up to whole seconds,
+// 1..300); r.TimedOut says whether it ran out.
 func (c *Client) Wait(ctx context.Context, id string, timeout time.Duration) (*Request, error) {
-	s := int(timeout / time.Second)
+	s := int((timeout + time.Second - 1) / time.Second)
 	s = min(max(s, 1), 300)
 	var r Request
 	path := "/v1/requests/" + url.PathEscape(id) + "/wait?timeout=" + strconv.Itoa(s)
@@ -193,15 +193,19 @@ func (c *Client) Wait(ctx context.Context, id string, timeout time.Duration) (*R
 }
 
 // WaitSettled re-issues the long-poll until the request is no longer open or
-// ctx ends. A 429 is honoured by waiting its Retry-After.
+// ctx ends. A 429 is honoured by waiting its Retry-After. The last long-poll is
+// cut by ctx's deadline, so the wait lasts the whole budget and no longer.
 func (c *Client) WaitSettled(ctx context.Context, id string) (*Request, error) {
 	for {
 		timeout := 60 * time.Second
 		if dl, ok := ctx.Deadline(); ok {
 			timeout = min(timeout, time.Until(dl))
 		}
-		if timeout < time.Second {
-			r, err := c.Get(ctx, id)
+		if timeout <= 0 {
+			// One last read, past ctx's deadline but bounded, reports the state.
+			gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			r, err := c.Get(gctx, id)
+			cancel()
 			if err == nil && r.Status == "open" {
 				return r, context.DeadlineExceeded
 			}

@@ -18,7 +18,8 @@ Usage:
   gatehouse token create --role operator|runtime|agent --name NAME [--database URL]
   gatehouse token list [--database URL]
   gatehouse token revoke ID|NAME [--database URL]
-  gatehouse ask --title "…" [--option id:label:effect]… [--timeout 10m] [--url URL] [--token T]
+  gatehouse ask --title "…" [--option id:label:effect]… [--timeout 10m] [--json] [--url URL] [--token T]
+  gatehouse hook claude-code [--timeout 5m] [--url URL] [--token T] < hook-input.json
 
 Run "gatehouse COMMAND -h" for a command's flags.
 `
@@ -38,6 +39,7 @@ func commands() map[string]command {
 		"serve": runServe,
 		"token": runToken,
 		"ask":   runAsk,
+		"hook":  runHook,
 	}
 }
 
