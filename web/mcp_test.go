@@ -5,37 +5,21 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/gatehousehq/gatehouse/client"
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
 	"github.com/gatehousehq/gatehouse/web"
+	"github.com/gatehousehq/gatehouse/web/webtest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
 )
 
-// watchSignal is the real Changes, telling the test each time a waiter starts
-// watching a request: the event a test synchronises on instead of sleeping.
-type watchSignal struct {
-	*models.Changes
-	watched chan string
-}
-
-func (w *watchSignal) Watch(id string) (<-chan struct{}, func()) {
-	ch, stop := w.Changes.Watch(id)
-	w.watched <- id
-	return ch, stop
-}
-
 type mcpEnv struct {
-	t        *testing.T
-	srv      *web.Server
-	store    *models.Store
-	hs       *httptest.Server
-	watched  chan string
+	t *testing.T
+	*webtest.Env
+	watched  chan struct{} // a wait started waiting on the change announcement
 	operator *client.Client
 	tokens   map[string]string // name -> secret
 }
@@ -45,23 +29,13 @@ type mcpEnv struct {
 func newMCPEnv(t *testing.T, cfg web.Config) *mcpEnv {
 	t.Helper()
 	t.Cleanup(func() { goleak.VerifyNone(t) })
-	store, changes := modelstest.Store(t, "sqlite")
-	w := &watchSignal{Changes: changes, watched: make(chan string, 64)}
-	srv, err := web.New(cfg, web.Deps{Store: store, Watcher: w, DB: store.DB})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv.Handler())
-	t.Cleanup(func() { srv.Close(); hs.Close() })
-	env := &mcpEnv{t: t, srv: srv, store: store, hs: hs, watched: w.watched, tokens: map[string]string{}}
+	watched := make(chan struct{}, 64)
+	cfg.OnWaitStart = func() { watched <- struct{}{} }
+	env := &mcpEnv{t: t, Env: webtest.New(t, "sqlite", cfg), watched: watched, tokens: map[string]string{}}
 	for _, tk := range []struct{ role, name string }{{models.RoleAgent, "a1"}, {models.RoleAgent, "a2"}, {models.RoleRuntime, "rt"}, {models.RoleOperator, "op"}} {
-		_, secret, err := store.CreateToken(context.Background(), tk.role, tk.name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		env.tokens[tk.name] = secret
+		env.tokens[tk.name] = env.Token(tk.role, tk.name)
 	}
-	env.operator = client.New(hs.URL, env.tokens["op"])
+	env.operator = client.New(env.URL, env.tokens["op"])
 	return env
 }
 
@@ -83,7 +57,7 @@ func (e *mcpEnv) connect(name, version string) *mcp.ClientSession {
 	tr := &http.Transport{}
 	hc := &http.Client{Transport: bearer{e.tokens[name], tr}}
 	c := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, nil)
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: e.hs.URL + "/mcp", HTTPClient: hc, DisableStandaloneSSE: true, MaxRetries: -1},
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: e.URL + "/mcp", HTTPClient: hc, DisableStandaloneSSE: true, MaxRetries: -1},
 		&mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		e.t.Fatal(err)
@@ -125,7 +99,7 @@ func text(res *mcp.CallToolResult) string {
 	return b.String()
 }
 
-type waitResult struct {
+type mcpWaitResult struct {
 	Waited  int            `json:"waited"`
 	Decided bool           `json:"decided"`
 	Request client.Request `json:"request"`
@@ -195,7 +169,7 @@ func TestMCPRequestApproval(t *testing.T) {
 		if !res.IsError || !strings.Contains(text(res), "invalid_input") {
 			t.Fatalf("got %v %q", res.IsError, text(res))
 		}
-		if n, _ := env.store.CountOpen(context.Background()); n != 0 {
+		if n, _ := env.Store.CountOpen(context.Background()); n != 0 {
 			t.Fatalf("%d requests filed from bad input", n)
 		}
 	})
@@ -210,7 +184,7 @@ func TestMCPWaitForDecision(t *testing.T) {
 			done := asyncCall(context.Background(), cs, "wait_for_decision", map[string]any{"id": id, "seconds": 60})
 			<-env.watched
 			env.decide(id, "allow", "go ahead, watch the error rate")
-			w := out[waitResult](t, <-done)
+			w := out[mcpWaitResult](t, <-done)
 			if !w.Decided || w.Request.Decision == nil || *w.Request.Decision != "allow" || w.Request.Note == nil || *w.Request.Note != "go ahead, watch the error rate" {
 				t.Fatalf("woken with %+v", w)
 			}
@@ -223,7 +197,7 @@ func TestMCPWaitForDecision(t *testing.T) {
 			cs := env.connect("a1", version)
 			id := file(t, cs, "Rotate keys")
 			res := callTool(t, cs, "wait_for_decision", map[string]any{"id": id, "seconds": 1})
-			w := out[waitResult](t, res)
+			w := out[mcpWaitResult](t, res)
 			if w.Decided || w.Waited != 1 || w.Request.Status != "open" || w.Request.ID != id {
 				t.Fatalf("timeout answered %+v", w)
 			}
@@ -233,13 +207,13 @@ func TestMCPWaitForDecision(t *testing.T) {
 			cs := env.connect("a1", version)
 			id := file(t, cs, "Merge PR")
 			env.decide(id, "deny", "")
-			w := out[waitResult](t, callTool(t, cs, "wait_for_decision", map[string]any{"id": id, "seconds": 60}))
+			w := out[mcpWaitResult](t, callTool(t, cs, "wait_for_decision", map[string]any{"id": id, "seconds": 60}))
 			if !w.Decided || w.Waited != 0 || w.Request.Effect() != "deny" {
 				t.Fatalf("got %+v", w)
 			}
 			select {
-			case got := <-env.watched:
-				t.Fatalf("a settled request was watched (%s): it must be answered without waiting", got)
+			case <-env.watched:
+				t.Fatal("a settled request was waited on: it must be answered at once")
 			default:
 			}
 		})
@@ -265,12 +239,12 @@ func TestMCPWaitForDecision(t *testing.T) {
 				t.Fatalf("over the cap: %v %q", res.IsError, text(res))
 			}
 			env.decide(held, "allow", "")
-			if w := out[waitResult](t, <-done); !w.Decided {
+			if w := out[mcpWaitResult](t, <-done); !w.Decided {
 				t.Fatalf("held wait: %+v", w)
 			}
 			// The slot is free again.
 			env.decide(other, "allow", "")
-			if w := out[waitResult](t, callTool(t, cs, "wait_for_decision", map[string]any{"id": other, "seconds": 60})); !w.Decided {
+			if w := out[mcpWaitResult](t, callTool(t, cs, "wait_for_decision", map[string]any{"id": other, "seconds": 60})); !w.Decided {
 				t.Fatalf("after release: %+v", w)
 			}
 		})
@@ -341,14 +315,14 @@ func TestMCPAuth(t *testing.T) {
 		status      int
 	}{{"no token", "", http.StatusUnauthorized}, {"wrong token", "nope", http.StatusUnauthorized}, {"operator", env.tokens["op"], http.StatusForbidden}, {"agent", env.tokens["a1"], http.StatusOK}} {
 		t.Run(tc.name, func(t *testing.T) {
-			req, _ := http.NewRequest(http.MethodPost, env.hs.URL+"/mcp", bytes.NewReader(body))
+			req, _ := http.NewRequest(http.MethodPost, env.URL+"/mcp", bytes.NewReader(body))
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("Accept", "application/json, text/event-stream")
 			req.Header.Set("MCP-Protocol-Version", "2025-06-18")
 			if tc.token != "" {
 				req.Header.Set("Authorization", "Bearer "+tc.token)
 			}
-			resp, err := env.hs.Client().Do(req)
+			resp, err := env.HTTP.Client().Do(req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -377,7 +351,7 @@ func TestMCPWaitReleased(t *testing.T) {
 			again := asyncCall(context.Background(), cs, "wait_for_decision", map[string]any{"id": id, "seconds": 60})
 			<-env.watched
 			env.decide(id, "allow", "")
-			if w := out[waitResult](t, <-again); !w.Decided {
+			if w := out[mcpWaitResult](t, <-again); !w.Decided {
 				t.Fatalf("second wait: %+v", w)
 			}
 		})
@@ -392,7 +366,7 @@ func TestMCPWaitReleased(t *testing.T) {
 			}
 			body := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"wait_for_decision","arguments":{"id":"` + id + `","seconds":60}}}`)
 			ctx, cancel := context.WithCancel(context.Background())
-			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, env.hs.URL+"/mcp", bytes.NewReader(body))
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, env.URL+"/mcp", bytes.NewReader(body))
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("Accept", "application/json, text/event-stream")
 			req.Header.Set("MCP-Protocol-Version", v)
@@ -414,7 +388,7 @@ func TestMCPWaitReleased(t *testing.T) {
 			again := asyncCall(context.Background(), cs, "wait_for_decision", map[string]any{"id": id, "seconds": 60})
 			<-env.watched
 			env.decide(id, "allow", "")
-			if w := out[waitResult](t, <-again); !w.Decided {
+			if w := out[mcpWaitResult](t, <-again); !w.Decided {
 				t.Fatalf("second wait: %+v", w)
 			}
 		})
@@ -424,8 +398,8 @@ func TestMCPWaitReleased(t *testing.T) {
 			id := file(t, cs, "Shut down")
 			done := asyncCall(context.Background(), cs, "wait_for_decision", map[string]any{"id": id, "seconds": 60})
 			<-env.watched
-			env.srv.Close()
-			w := out[waitResult](t, <-done)
+			env.Server.Close()
+			w := out[mcpWaitResult](t, <-done)
 			if w.Decided || w.Request.Status != "open" {
 				t.Fatalf("at shutdown: %+v", w)
 			}

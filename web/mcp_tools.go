@@ -73,7 +73,7 @@ func (s *Server) mcpFile(ctx context.Context, n models.NewRequest) (*models.Requ
 	if !ok {
 		return nil, models.Errorf(models.ECodeUnauthenticated, "no caller")
 	}
-	r, _, err := s.store.CreateRequest(ctx, who.principal, n, "")
+	r, _, err := s.store.CreateRequest(ctx, who.principal, n, "", s.hooks...)
 	return r, mcpError(err)
 }
 
@@ -129,7 +129,12 @@ func (s *Server) mcpWaitForDecision(ctx context.Context, _ *mcp.CallToolRequest,
 		// Words a model acts on: the detail says when to call again.
 		return nil, mcpWaitOut{}, fmt.Errorf("too many waits: %s", err.(*models.Error).Detail)
 	}
-	defer release()
+	defer func() {
+		release()
+		if s.cfg.OnWaitEnd != nil {
+			s.cfg.OnWaitEnd()
+		}
+	}()
 	// The wait ends when the MCP call is cancelled or its HTTP request ends.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

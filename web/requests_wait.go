@@ -91,6 +91,9 @@ func (s *Server) waitChange(ctx context.Context, id string, timeout time.Duratio
 				stop()
 				return r, false, nil
 			}
+			if s.cfg.OnWaitStart != nil {
+				s.cfg.OnWaitStart()
+			}
 		} else if done(r, first) {
 			stop()
 			return r, false, nil

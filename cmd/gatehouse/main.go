@@ -18,6 +18,9 @@ Usage:
   gatehouse token create --role operator|runtime|agent --name NAME [--database URL]
   gatehouse token list [--database URL]
   gatehouse token revoke ID|NAME [--database URL]
+  gatehouse rules check FILE
+  gatehouse rules test FILE [REQUEST.json]   (the request on stdin when not named)
+  gatehouse push test [--database URL] [--base-url URL]
   gatehouse ask --title "…" [--option id:label:effect]… [--timeout 10m] [--json] [--url URL] [--token T]
   gatehouse hook claude-code [--timeout 5m] [--url URL] [--token T] < hook-input.json
 
@@ -40,6 +43,8 @@ func commands() map[string]command {
 		"token": runToken,
 		"ask":   runAsk,
 		"hook":  runHook,
+		"rules": runRules,
+		"push":  runPush,
 	}
 }
 

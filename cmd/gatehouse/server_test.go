@@ -3,13 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
-	"net/http/httptest"
 	"testing"
 
 	"github.com/gatehousehq/gatehouse/client"
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
 	"github.com/gatehousehq/gatehouse/web"
+	"github.com/gatehousehq/gatehouse/web/webtest"
 )
 
 // testServer is a real Gatehouse on a temporary SQLite database, served by
@@ -25,23 +24,11 @@ type testServer struct {
 
 func newTestServer(t *testing.T) *testServer {
 	t.Helper()
-	store, changes := modelstest.Store(t, "sqlite")
-	srv, err := web.New(web.Config{}, web.Deps{Store: store, Watcher: changes, DB: store.DB})
-	if err != nil {
-		t.Fatal(err)
+	e := webtest.New(t, "sqlite", web.Config{})
+	return &testServer{
+		URL: e.URL, Agent: e.Token(models.RoleAgent, "claude"), Store: e.Store, Changes: e.Changes,
+		Operator: client.New(e.URL, e.Token(models.RoleOperator, "alice")),
 	}
-	hs := httptest.NewServer(srv.Handler())
-	t.Cleanup(func() { srv.Close(); hs.Close() })
-	ctx := context.Background()
-	_, agent, err := store.CreateToken(ctx, models.RoleAgent, "claude")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, op, err := store.CreateToken(ctx, models.RoleOperator, "alice")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &testServer{URL: hs.URL, Agent: agent, Store: store, Changes: changes, Operator: client.New(hs.URL, op)}
 }
 
 // created returns a channel that yields the id of the next request filed:
