@@ -62,7 +62,12 @@ func IsPostgres(url string) bool {
 
 // Migrate creates or updates the schema.
 func Migrate(db *gorm.DB) error {
-	return db.AutoMigrate(&Token{}, &Session{}, &LoginTicket{}, &Request{}, &Audit{}, &Device{}, &Setting{}, &PushClaim{})
+	// One table a line, so features add theirs without touching the others'.
+	return db.AutoMigrate(
+		&Token{}, &Session{}, &LoginTicket{}, &Request{}, &Audit{},
+		&Device{}, &Setting{}, &PushClaim{},
+		&Runtime{}, &Forward{}, &ServerKey{},
+	)
 }
 
 // logErr logs an error that must not fail the caller.

@@ -21,6 +21,7 @@ Usage:
   gatehouse rules check FILE
   gatehouse rules test FILE [REQUEST.json]   (the request on stdin when not named)
   gatehouse push test [--database URL] [--base-url URL]
+  gatehouse runtime --name N [--machine M] [--callback-listen ADDR] [--pull] [--url URL] [--token T]
   gatehouse ask --title "…" [--option id:label:effect]… [--timeout 10m] [--json] [--url URL] [--token T]
   gatehouse hook claude-code [--timeout 5m] [--url URL] [--token T] < hook-input.json
 
@@ -39,12 +40,13 @@ type command func(ctx context.Context, args []string, stdin io.Reader, stdout, s
 
 func commands() map[string]command {
 	return map[string]command{
-		"serve": runServe,
-		"token": runToken,
-		"ask":   runAsk,
-		"hook":  runHook,
-		"rules": runRules,
-		"push":  runPush,
+		"serve":   runServe,
+		"token":   runToken,
+		"ask":     runAsk,
+		"hook":    runHook,
+		"rules":   runRules,
+		"push":    runPush,
+		"runtime": runRuntime,
 	}
 }
 
