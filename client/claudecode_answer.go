@@ -19,26 +19,13 @@ const maxRefile = 3
 func (c *Client) AnswerClaudeCodeHook(ctx context.Context, in *ClaudeCodeHookInput, wait time.Duration) (*ClaudeCodeHookOutput, error) {
 	waitCtx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	key := in.IdempotencyKey()
-	var r *Request
-	for range maxRefile {
-		var err error
-		r, err = c.File(waitCtx, in.NewRequest(wait), key)
-		if err != nil {
-			return in.Fallback(fmt.Sprintf("Gatehouse could not take the request (%v); asking here instead", err)), err
-		}
-		if r.Status == "open" || in.keyedByCall() {
-			break // a settled record keyed by this very tool call is its answer
-		}
-		// A settled record for another call with the same command: "Allow
-		// once" was that call's, so ask again.
-		key += ":" + r.ID
+	r, err := c.fileHookRequest(waitCtx, in, wait)
+	if err != nil {
+		return in.Fallback(fmt.Sprintf("Gatehouse could not take the request (%v); asking here instead", err)), err
 	}
 	if r.Status != "open" {
-		if r.Status == "resolved" && in.keyedByCall() {
-			return in.Answer(r), nil
-		}
-		return in.Fallback("Gatehouse could not file a fresh request; asking here instead"), errors.New("every idempotent filing answered a settled request")
+		// A rule decided at once, or this very tool call was filed before.
+		return in.Answer(r), nil
 	}
 	final, err := c.WaitSettled(waitCtx, r.ID)
 	if err == nil {
@@ -55,6 +42,23 @@ func (c *Client) AnswerClaudeCodeHook(ctx context.Context, in *ClaudeCodeHookInp
 		return in.Answer(decided), nil
 	}
 	return in.Fallback(reason), err
+}
+
+// fileHookRequest files the hook's request under its idempotency key. A
+// record that key already named, settled, for another call (the same command
+// twice in one prompt, told apart only by tool_use_id, which PermissionRequest
+// lacks) is not this call's answer: "Allow once" was for that call, so the
+// request is filed again under a key chained to the old record.
+func (c *Client) fileHookRequest(ctx context.Context, in *ClaudeCodeHookInput, wait time.Duration) (*Request, error) {
+	key := in.IdempotencyKey()
+	for range maxRefile {
+		r, created, err := c.FileCreated(ctx, in.NewRequest(wait), key)
+		if err != nil || created || r.Status == "open" || in.keyedByCall() {
+			return r, err
+		}
+		key += ":" + r.ID
+	}
+	return nil, errors.New("every filing answered an earlier, settled request")
 }
 
 // withdraw cancels a request the hook stopped waiting for. When a decision

@@ -119,17 +119,23 @@ func (e *Error) Error() string {
 
 // Do sends one JSON call and decodes a 2xx answer into out.
 func (c *Client) Do(ctx context.Context, method, path string, headers map[string]string, in, out any) error {
+	_, err := c.do(ctx, method, path, headers, in, out)
+	return err
+}
+
+// do is Do that also returns the 2xx status.
+func (c *Client) do(ctx context.Context, method, path string, headers map[string]string, in, out any) (int, error) {
 	var body io.Reader
 	if in != nil {
 		b, err := json.Marshal(in)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		body = bytes.NewReader(b)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, c.BaseURL+path, body)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if in != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -143,12 +149,12 @@ func (c *Client) Do(ctx context.Context, method, path string, headers map[string
 	}
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if resp.StatusCode/100 != 2 {
 		e := &Error{Status: resp.StatusCode}
@@ -158,12 +164,12 @@ func (c *Client) Do(ctx context.Context, method, path string, headers map[string
 		if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil {
 			e.RetryAfter = time.Duration(s) * time.Second
 		}
-		return e
+		return 0, e
 	}
 	if out != nil {
-		return json.Unmarshal(data, out)
+		return resp.StatusCode, json.Unmarshal(data, out)
 	}
-	return nil
+	return resp.StatusCode, nil
 }
 
 // File files a request. A non-empty idempotency key makes a retry safe.
@@ -174,6 +180,18 @@ func (c *Client) File(ctx context.Context, n NewRequest, idempotencyKey string) 
 	}
 	var r Request
 	return &r, c.Do(ctx, http.MethodPost, "/v1/requests", h, n, &r)
+}
+
+// FileCreated is File that also says whether this call created the record
+// (201) rather than an Idempotency-Key repeat answering an earlier one (200).
+func (c *Client) FileCreated(ctx context.Context, n NewRequest, idempotencyKey string) (*Request, bool, error) {
+	var h map[string]string
+	if idempotencyKey != "" {
+		h = map[string]string{"Idempotency-Key": idempotencyKey}
+	}
+	var r Request
+	status, err := c.do(ctx, http.MethodPost, "/v1/requests", h, n, &r)
+	return &r, status == http.StatusCreated, err
 }
 
 // Get reads one request.

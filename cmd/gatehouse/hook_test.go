@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gatehousehq/gatehouse/client"
+	"github.com/gatehousehq/gatehouse/models"
 )
 
 // The fixtures are hook inputs recorded from Claude Code (testdata/claude-code/README.md).
@@ -196,5 +197,26 @@ func TestHookRefusesOtherInput(t *testing.T) {
 	res := <-start(hookArgs("http://127.0.0.1:1", "t", "1m"), []byte(`{"hook_event_name":"PostToolUse","tool_name":"Bash"}`))
 	if res.code == 0 || res.stdout != "" {
 		t.Fatalf("exit %d stdout %q: an event the hook does not answer must not look answered", res.code, res.stdout)
+	}
+}
+
+func TestHookRuleDecidesAtOnce(t *testing.T) {
+	ts := newTestServer(t)
+	rules, err := models.ParseRules("rules.yaml", []byte("rules:\n  - name: pushes-ok\n    match:\n      tool: Bash\n      command: '^git push origin main$'\n    action: approve\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts.Store.Rules = models.NewRuleSet(rules)
+	t.Run("PreToolUse", func(t *testing.T) {
+		res := <-start(hookArgs(ts.URL, ts.Agent, "1m"), fixture(t, preToolUse))
+		checkOutput(t, res, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"Allowed in Gatehouse by rule:pushes-ok"}}`+"\n")
+	})
+	// Twice: the second filing's key names the first, settled request, which
+	// was another call's; it must file anew, not give up.
+	for _, name := range []string{"PermissionRequest", "PermissionRequest again"} {
+		t.Run(name, func(t *testing.T) {
+			res := <-start(hookArgs(ts.URL, ts.Agent, "1m"), fixture(t, permissionRequest))
+			checkOutput(t, res, `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}`+"\n")
+		})
 	}
 }
