@@ -2,7 +2,6 @@ package models
 
 import (
 	"fmt"
-	"log/slog"
 	"strings"
 	"time"
 
@@ -68,11 +67,4 @@ func Migrate(db *gorm.DB) error {
 		&Device{}, &Setting{}, &PushClaim{},
 		&Runtime{}, &Forward{}, &ServerKey{},
 	)
-}
-
-// logErr logs an error that must not fail the caller.
-func logErr(msg string, err error) {
-	if err != nil {
-		slog.Error(msg, "err", err)
-	}
 }
