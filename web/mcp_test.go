@@ -10,6 +10,7 @@ import (
 
 	"github.com/gatehousehq/gatehouse/client"
 	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/modelstest"
 	"github.com/gatehousehq/gatehouse/web"
 	"github.com/gatehousehq/gatehouse/web/webtest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -28,10 +29,15 @@ type mcpEnv struct {
 // check, so it runs last: after the server, the clients and the database close.
 func newMCPEnv(t *testing.T, cfg web.Config) *mcpEnv {
 	t.Helper()
+	return newMCPEnvOn(t, "sqlite", cfg)
+}
+
+func newMCPEnvOn(t *testing.T, dialect string, cfg web.Config) *mcpEnv {
+	t.Helper()
 	t.Cleanup(func() { goleak.VerifyNone(t) })
 	watched := make(chan struct{}, 64)
 	cfg.OnWaitStart = func() { watched <- struct{}{} }
-	env := &mcpEnv{t: t, Env: webtest.New(t, "sqlite", cfg), watched: watched, tokens: map[string]string{}}
+	env := &mcpEnv{t: t, Env: webtest.New(t, dialect, cfg), watched: watched, tokens: map[string]string{}}
 	for _, tk := range []struct{ role, name string }{{models.RoleAgent, "a1"}, {models.RoleAgent, "a2"}, {models.RoleRuntime, "rt"}, {models.RoleOperator, "op"}} {
 		env.tokens[tk.name] = env.Token(tk.role, tk.name)
 	}
@@ -404,5 +410,20 @@ func TestMCPWaitReleased(t *testing.T) {
 				t.Fatalf("at shutdown: %+v", w)
 			}
 		})
+	})
+}
+
+// TestMCPEachDatabase: the wait is woken by a decide on both stores.
+func TestMCPEachDatabase(t *testing.T) {
+	modelstest.Each(t, func(t *testing.T, dialect string) {
+		env := newMCPEnvOn(t, dialect, web.Config{})
+		cs := env.connect("a1", "")
+		id := file(t, cs, "Deploy")
+		done := asyncCall(context.Background(), cs, "wait_for_decision", map[string]any{"id": id, "seconds": 60})
+		<-env.watched
+		env.decide(id, "deny", "")
+		if w := out[mcpWaitResult](t, <-done); !w.Decided || w.Request.Effect() != "deny" {
+			t.Fatalf("woken with %+v", w)
+		}
 	})
 }
