@@ -92,6 +92,8 @@ type Server struct {
 	devices  DeviceStore
 	mcp      http.Handler // /mcp, the MCP streamable HTTP handler
 
+	reads *freshReads // coalesced re-reads for waiters
+
 	closeOnce sync.Once
 	closing   chan struct{} // closed when the server stops: releases every wait
 
@@ -125,6 +127,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 		waiters: newWaiterCaps(cfg.MaxWaiters, cfg.MaxWaitersPerCaller),
 		baseURL: base, closing: make(chan struct{}),
 	}
+	s.reads = newFreshReads(d.Store.GetRequest)
 	s.metrics = newMetrics(s)
 	s.mcp = s.newMCPHandler()
 	e := echo.New()
