@@ -89,6 +89,12 @@ func serve(ctx context.Context, cfg serveConfig, stdout io.Writer) error {
 	}
 	defer closeDB()
 	store.DefaultExpiry, store.MaxExpiry = cfg.DefaultExpiry, cfg.MaxExpiry
+	ctx, cancel := context.WithCancel(ctx)
+	var bg sync.WaitGroup
+	defer func() { cancel(); bg.Wait() }() // no goroutine outlives serve, and all end before the database closes
+	if err := announceAcrossReplicas(ctx, &bg, cfg.Database, store, changes); err != nil {
+		return err
+	}
 
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
@@ -105,9 +111,6 @@ func serve(ctx context.Context, cfg serveConfig, stdout io.Writer) error {
 		return err
 	}
 
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var bg sync.WaitGroup
 	sweeper := &models.Sweeper{Store: store, Changes: changes}
 	bg.Go(func() { sweeper.Run(ctx) })
 
