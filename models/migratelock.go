@@ -19,7 +19,9 @@ func MigrateLocked(db *gorm.DB) error {
 		if err := conn.Exec("SELECT pg_advisory_lock(?)", migrateLockKey).Error; err != nil {
 			return err
 		}
-		defer func() { logErr("release migrate lock", conn.Exec("SELECT pg_advisory_unlock(?)", migrateLockKey).Error) }()
+		defer func() {
+			logErr("release migrate lock", conn.Exec("SELECT pg_advisory_unlock(?)", migrateLockKey).Error)
+		}()
 		return Migrate(conn)
 	})
 }
