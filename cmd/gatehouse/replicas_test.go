@@ -43,7 +43,7 @@ func TestReplicas(t *testing.T) {
 		}
 		return r
 	}
-	// hold starts a long-poll on c and answers its result on the channel.
+	// waited is a long-poll's answer and when it came.
 	type waited struct {
 		r   *client.Request
 		err error
@@ -66,6 +66,7 @@ func TestReplicas(t *testing.T) {
 		}
 		return waited{}
 	}
+	// hold starts a long-poll through c and answers its result on the channel.
 	hold := func(c *client.Client, id string) <-chan waited {
 		out := make(chan waited, 1)
 		go func() {
@@ -75,10 +76,18 @@ func TestReplicas(t *testing.T) {
 		return out
 	}
 
+	// holdOn starts a long-poll through c on server s and returns once s holds it.
+	holdOn := func(t *testing.T, s *gatehousetest.Server, c *client.Client, id string) <-chan waited {
+		t.Helper()
+		s.AwaitWaiters(t, opToken, 0)
+		w := hold(c, id)
+		s.AwaitWaiters(t, opToken, 1)
+		return w
+	}
+
 	t.Run("a decide on replica 1 releases a waiter on replica 2", func(t *testing.T) {
 		r := file(t, client.NewRequest{})
-		w := hold(waiter, r.ID)
-		r2.AwaitWaiters(t, opToken, 1)
+		w := holdOn(t, r2, waiter, r.ID)
 		start := time.Now()
 		if _, err := op1.Decide(ctx, r.ID, r.Version, "once", ""); err != nil {
 			t.Fatal(err)
@@ -92,8 +101,7 @@ func TestReplicas(t *testing.T) {
 
 	t.Run("an edit on replica 1 releases a waiter on replica 2 with the record still open", func(t *testing.T) {
 		r := file(t, client.NewRequest{})
-		w := hold(waiter, r.ID)
-		r2.AwaitWaiters(t, opToken, 1)
+		w := holdOn(t, r2, waiter, r.ID)
 		var edited client.Request
 		if err := filer.Do(ctx, "PATCH", "/v1/requests/"+r.ID, nil, map[string]any{"version": r.Version, "summary": "now with tags"}, &edited); err != nil {
 			t.Fatal(err)
@@ -106,8 +114,7 @@ func TestReplicas(t *testing.T) {
 
 	t.Run("a decide on replica 2 releases a waiter on replica 1", func(t *testing.T) {
 		r := file(t, client.NewRequest{})
-		w := hold(filer, r.ID)
-		r1.AwaitWaiters(t, opToken, 1)
+		w := holdOn(t, r1, filer, r.ID)
 		if _, err := op2.Decide(ctx, r.ID, r.Version, "deny", ""); err != nil {
 			t.Fatal(err)
 		}

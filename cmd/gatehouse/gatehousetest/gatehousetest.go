@@ -168,11 +168,12 @@ func (s *Server) Kill() {
 	<-s.exited
 }
 
-// AwaitWaiters returns once the server holds at least n long-polls, read from
-// its gatehouse_waiters gauge with an operator token. A test calls it between
+// AwaitWaiters returns once the server holds exactly n long-polls, read from its
+// gatehouse_waiters gauge with an operator token. A test calls it between
 // starting a wait and making the change the wait must see, so the change cannot
-// land before the wait is held. Each look is a full scrape, so it reads the
-// gauge a handful of times at most.
+// land before the wait is held; and with n = 0 before starting one, because a
+// released wait gives its slot back just after its answer is written. Each look
+// is a full scrape, so it reads the gauge a handful of times at most.
 func (s *Server) AwaitWaiters(t testing.TB, operatorToken string, n int) {
 	t.Helper()
 	deadline := time.Now().Add(guard)
@@ -181,7 +182,7 @@ func (s *Server) AwaitWaiters(t testing.TB, operatorToken string, n int) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if v >= float64(n) {
+		if v == float64(n) {
 			return
 		}
 	}
