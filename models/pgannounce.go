@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -32,6 +33,7 @@ type PGAnnouncer struct {
 
 	once      sync.Once
 	listening chan struct{}
+	listens   atomic.Int64
 }
 
 // NewPGAnnouncer returns an announcer that listens on its own connection to the
@@ -75,6 +77,9 @@ func (a *PGAnnouncer) Announce(ch Change) {
 	}
 }
 
+// Listens counts the times LISTEN was established: 1 plus each reconnect.
+func (a *PGAnnouncer) Listens() int64 { return a.listens.Load() }
+
 // Listening is closed once the first LISTEN is in place.
 func (a *PGAnnouncer) Listening() <-chan struct{} {
 	a.init()
@@ -115,10 +120,10 @@ func (r relay) HandleNotification(_ context.Context, n *pgconn.Notification, _ *
 
 func (r relay) HandleBacklog(context.Context, string, *pgx.Conn) error {
 	r.a.Changes.Resync()
-	select {
-	case <-r.a.listening:
-	default:
+	if r.a.listens.Add(1) == 1 {
 		close(r.a.listening)
+	} else {
+		slog.Info("change listener reconnected; resynced")
 	}
 	return nil
 }

@@ -92,7 +92,8 @@ func serve(ctx context.Context, cfg serveConfig, stdout io.Writer) error {
 	ctx, cancel := context.WithCancel(ctx)
 	var bg sync.WaitGroup
 	defer func() { cancel(); bg.Wait() }() // no goroutine outlives serve, and all end before the database closes
-	if err := announceAcrossReplicas(ctx, &bg, cfg.Database, store, changes); err != nil {
+	listener, err := announceAcrossReplicas(ctx, &bg, cfg.Database, store, changes)
+	if err != nil {
 		return err
 	}
 
@@ -111,6 +112,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout io.Writer) error {
 		return err
 	}
 
+	countListens(srv.Registry(), listener)
 	sweeper := &models.Sweeper{Store: store, Changes: changes}
 	bg.Go(func() { sweeper.Run(ctx) })
 
