@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,6 +19,10 @@ import (
 
 // NotifyChannel is the PostgreSQL channel every replica announces on.
 const NotifyChannel = "gatehouse_changes"
+
+// ListenAppName starts the application_name of every listen connection; the
+// rest is "host:pid".
+const ListenAppName = "gatehouse-listen:"
 
 // PGAnnouncer carries change announcements across replicas on one PostgreSQL
 // database. Announce sends NOTIFY; a dedicated LISTEN connection relays every
@@ -57,6 +62,9 @@ func connectListener(ctx context.Context, url string) (*pgx.Conn, error) {
 		KeepAliveConfig: net.KeepAliveConfig{Enable: true, Idle: 10 * time.Second, Interval: 5 * time.Second, Count: 3},
 	}
 	cfg.DialFunc = d.DialContext
+	// Named, so an operator can tell listeners apart in pg_stat_activity.
+	host, _ := os.Hostname()
+	cfg.RuntimeParams["application_name"] = fmt.Sprintf("%s%s:%d", ListenAppName, host, os.Getpid())
 	return pgx.ConnectConfig(ctx, cfg)
 }
 
@@ -119,8 +127,9 @@ func (r relay) HandleNotification(_ context.Context, n *pgconn.Notification, _ *
 }
 
 func (r relay) HandleBacklog(context.Context, string, *pgx.Conn) error {
+	n := r.a.listens.Add(1) // counted first: whoever the resync wakes sees it
 	r.a.Changes.Resync()
-	if r.a.listens.Add(1) == 1 {
+	if n == 1 {
 		close(r.a.listening)
 	} else {
 		slog.Info("change listener reconnected; resynced")

@@ -2,12 +2,15 @@ package main_test
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/gatehousehq/gatehouse/client"
 	"github.com/gatehousehq/gatehouse/cmd/gatehouse/gatehousetest"
+	"github.com/gatehousehq/gatehouse/models"
 	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/jackc/pgx/v5"
 )
 
 // releaseGuard is how long a test waits for a cross-replica release before
@@ -123,6 +126,25 @@ func TestReplicas(t *testing.T) {
 		}
 	})
 
+	t.Run("a replica whose listen connection dropped reconnects and still releases its waiter", func(t *testing.T) {
+		r := file(t, client.NewRequest{})
+		w := holdOn(t, r2, waiter, r.ID)
+		if n := r2.Metric(t, opToken, "gatehouse_change_listens_total"); n != 1 {
+			t.Fatalf("replica 2 listened %v times before the drop, want 1", n)
+		}
+		dropListener(t, database, r2.Pid())
+		// The drop has completed: replica 2 hears nothing until it reconnects.
+		if _, err := op1.Decide(ctx, r.ID, r.Version, "once", ""); err != nil {
+			t.Fatal(err)
+		}
+		if got := released(t, w); got.r.TimedOut || got.r.Status != "resolved" {
+			t.Fatalf("waiter on replica 2 got %+v, want the decision", got.r)
+		}
+		if n := r2.Metric(t, opToken, "gatehouse_change_listens_total"); n != 2 {
+			t.Fatalf("replica 2 listened %v times, want 2 (one reconnect)", n)
+		}
+	})
+
 	t.Run("an expiry is settled once across replicas and releases waiters on both", func(t *testing.T) {
 		r := file(t, client.NewRequest{ExpiresIn: 1, DefaultOption: "deny"})
 		w1, w2 := hold(filer, r.ID), hold(waiter, r.ID)
@@ -147,4 +169,29 @@ func TestReplicas(t *testing.T) {
 			t.Fatalf("audit trail has %d expire events, want 1: %+v", n, trail.Events)
 		}
 	})
+}
+
+// dropListener terminates the LISTEN connection of the serve process pid and
+// returns once that backend has exited.
+func dropListener(t *testing.T, database string, pid int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, database)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var killed []bool
+	rows, err := conn.Query(ctx, `SELECT pg_terminate_backend(pid, 30000) FROM pg_stat_activity
+		WHERE application_name LIKE $1 || '%:' || $2`, models.ListenAppName, strconv.Itoa(pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if killed, err = pgx.CollectRows(rows, pgx.RowTo[bool]); err != nil {
+		t.Fatal(err)
+	}
+	if len(killed) != 1 || !killed[0] {
+		t.Fatalf("terminated %v listen connections of process %d, want one", killed, pid)
+	}
 }

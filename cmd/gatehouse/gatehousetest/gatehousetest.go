@@ -162,6 +162,9 @@ func (l *lines) String() string {
 	return l.buf.String()
 }
 
+// Pid is the process id.
+func (s *Server) Pid() int { return s.cmd.Process.Pid }
+
 // Kill stops the process at once (no graceful shutdown), as a crash would.
 func (s *Server) Kill() {
 	_ = s.cmd.Process.Kill()
@@ -178,19 +181,24 @@ func (s *Server) AwaitWaiters(t testing.TB, operatorToken string, n int) {
 	t.Helper()
 	deadline := time.Now().Add(guard)
 	for time.Now().Before(deadline) {
-		v, err := s.gauge(operatorToken, "gatehouse_waiters")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if v == float64(n) {
+		if s.Metric(t, operatorToken, "gatehouse_waiters") == float64(n) {
 			return
 		}
 	}
 	t.Fatalf("%s never held %d waits", s.url, n)
 }
 
-// gauge reads one unlabelled gauge from /metrics.
-func (s *Server) gauge(token, name string) (float64, error) {
+// Metric reads one unlabelled metric from /metrics with an operator token.
+func (s *Server) Metric(t testing.TB, operatorToken, name string) float64 {
+	t.Helper()
+	v, err := s.metric(operatorToken, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func (s *Server) metric(token, name string) (float64, error) {
 	req, err := http.NewRequest(http.MethodGet, s.url+"/metrics", nil)
 	if err != nil {
 		return 0, err
