@@ -3,11 +3,13 @@ package bench_test
 import (
 	"context"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/gatehousehq/gatehouse/client"
 	"github.com/gatehousehq/gatehouse/cmd/gatehouse/gatehousetest"
+	"github.com/gatehousehq/gatehouse/models"
 	"github.com/gatehousehq/gatehouse/models/modelstest"
 )
 
@@ -115,4 +117,48 @@ func reportPercentiles(b *testing.B, name string, ds []time.Duration) {
 	}
 	b.ReportMetric(at(0.50), name+"-p50-ms")
 	b.ReportMetric(at(0.99), name+"-p99-ms")
+}
+
+// BenchmarkNotifyHop isolates what crossing replicas adds: one announcer's
+// NOTIFY until another announcer's subscriber (its own listen connection, its
+// own Changes) receives it, one change at a time.
+//
+//	GATEHOUSE_TEST_POSTGRES=postgres://… go test ./bench/ -run '^$' -bench NotifyHop -benchtime 2000x
+func BenchmarkNotifyHop(b *testing.B) {
+	url := modelstest.URL(b, "postgres")
+	db, err := models.OpenDB(url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		if sqlDB, err := db.DB(); err == nil {
+			sqlDB.Close()
+		}
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	b.Cleanup(func() { cancel(); wg.Wait() })
+	listen := func() *models.PGAnnouncer {
+		a := models.NewPGAnnouncer(url, db, models.NewChanges())
+		wg.Go(func() { a.Run(ctx) })
+		<-a.Listening()
+		return a
+	}
+	from, to := listen(), listen()
+	sub := to.Changes.Subscribe(16)
+	defer sub.Close()
+	hops := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := range b.N {
+		start := time.Now()
+		from.Announce(models.Change{RequestID: "req_bench", Version: i + 1, Action: "decide"})
+		for ch := range sub.C {
+			if ch.Version == i+1 {
+				break
+			}
+		}
+		hops = append(hops, time.Since(start))
+	}
+	b.StopTimer()
+	reportPercentiles(b, "notify-hop", hops)
 }
