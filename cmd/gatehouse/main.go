@@ -18,6 +18,8 @@ Usage:
   gatehouse token create --role operator|runtime|agent --name NAME [--database URL]
   gatehouse token list [--database URL]
   gatehouse token revoke ID|NAME [--database URL]
+  gatehouse rules check FILE
+  gatehouse rules test FILE [REQUEST.json]   (the request on stdin when not named)
   gatehouse ask --title "…" [--option id:label:effect]… [--timeout 10m] [--url URL] [--token T]
 
 Run "gatehouse COMMAND -h" for a command's flags.
@@ -38,6 +40,7 @@ func commands() map[string]command {
 		"serve": runServe,
 		"token": runToken,
 		"ask":   runAsk,
+		"rules": runRules,
 	}
 }
 

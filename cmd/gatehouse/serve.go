@@ -10,8 +10,11 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"os/signal"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/gatehousehq/gatehouse/models"
@@ -82,6 +85,14 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 }
 
 func serve(ctx context.Context, cfg serveConfig, stdout io.Writer) error {
+	// A broken rules file stops serve before anything listens.
+	var rules *models.Rules
+	if cfg.Rules != "" {
+		var err error
+		if rules, err = models.LoadRules(cfg.Rules); err != nil {
+			return err
+		}
+	}
 	changes := models.NewChanges()
 	store, closeDB, err := openStore(cfg.Database, changes)
 	if err != nil {
@@ -96,6 +107,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	store.Rules = models.NewRuleSet(rules)
 
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
@@ -106,7 +118,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout io.Writer) error {
 	}
 	srv, err := web.New(web.Config{
 		BaseURL: cfg.BaseURL, MaxWaiters: cfg.MaxWaiters, MaxWaitersPerCaller: cfg.MaxWaitersPerCaller,
-	}, web.Deps{Store: store, Watcher: changes, DB: store.DB})
+	}, web.Deps{Store: store, Watcher: changes, DB: store.DB, Rules: store.Rules})
 	if err != nil {
 		ln.Close()
 		return err
@@ -115,6 +127,19 @@ func serve(ctx context.Context, cfg serveConfig, stdout io.Writer) error {
 	countListens(srv.Registry(), listener)
 	sweeper := &models.Sweeper{Store: store, Changes: changes}
 	bg.Go(func() { sweeper.Run(ctx) })
+	holds := &models.HoldSweeper{Store: store, Changes: changes}
+	bg.Go(func() { holds.Run(ctx) })
+	if cfg.Rules != "" {
+		slog.Info("rules in force", "file", cfg.Rules, "rules", rules.Len(), "digest", rules.Digest[:12])
+		hup := make(chan os.Signal, 1)
+		signal.Notify(hup, syscall.SIGHUP)
+		defer signal.Stop(hup)
+		bg.Go(func() {
+			if err := models.WatchRules(ctx, cfg.Rules, store.Rules, hup, nil); err != nil {
+				slog.Error("rules watch stopped; SIGHUP and file changes will not reload", "err", err)
+			}
+		})
+	}
 
 	httpSrv := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	serveErr := make(chan error, 1)
