@@ -112,4 +112,3 @@ func (s *Server) WaitChange(c echo.Context, id string, timeout time.Duration, do
 		return r, !done(r, first), nil
 	}
 }
-

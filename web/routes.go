@@ -22,6 +22,7 @@ func (s *Server) routes() {
 	v1.POST("/requests/:id/dismiss", s.dismissRequest, operator)
 	v1.GET("/requests/:id/audit", s.auditRequest, operator)
 	v1.GET("/rules", s.listRules, operator)
+	s.deviceRoutes(v1, operator)
 
 	e.POST("/api/operator-attention/permissions/decide", s.decideAttention, s.authenticate, operator)
 	e.GET("/metrics", s.metrics.serve, s.authenticate, operator)

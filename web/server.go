@@ -67,6 +67,8 @@ type Deps struct {
 	DecisionHooks []models.DecisionHook
 	// Rules, when set, are shown at GET /v1/rules.
 	Rules RulesInForce
+	// Devices, when set, serves the push device routes (/v1/devices, /v1/webpush/…).
+	Devices DeviceStore
 }
 
 // Server is the HTTP server.
@@ -78,6 +80,7 @@ type Server struct {
 	db      *gorm.DB
 	hooks   []models.DecisionHook
 	rules   RulesInForce
+	devices DeviceStore
 	metrics *metrics
 	waiters *waiterCaps
 	baseURL *url.URL
@@ -110,7 +113,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 		return nil, models.Errorf(models.ECodeInvalid, "base URL %q is not an absolute URL", cfg.BaseURL)
 	}
 	s := &Server{
-		cfg: cfg, store: d.Store, watcher: d.Watcher, db: d.DB, hooks: d.DecisionHooks, rules: d.Rules,
+		cfg: cfg, store: d.Store, watcher: d.Watcher, db: d.DB, hooks: d.DecisionHooks, rules: d.Rules, devices: d.Devices,
 		waiters: newWaiterCaps(cfg.MaxWaiters, cfg.MaxWaitersPerCaller),
 		baseURL: base, closing: make(chan struct{}),
 	}

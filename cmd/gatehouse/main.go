@@ -20,6 +20,7 @@ Usage:
   gatehouse token revoke ID|NAME [--database URL]
   gatehouse rules check FILE
   gatehouse rules test FILE [REQUEST.json]   (the request on stdin when not named)
+  gatehouse push test [--database URL] [--base-url URL]
   gatehouse ask --title "…" [--option id:label:effect]… [--timeout 10m] [--url URL] [--token T]
 
 Run "gatehouse COMMAND -h" for a command's flags.
@@ -41,6 +42,7 @@ func commands() map[string]command {
 		"token": runToken,
 		"ask":   runAsk,
 		"rules": runRules,
+		"push":  runPush,
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/push"
 	"github.com/gatehousehq/gatehouse/web"
 )
 
@@ -118,11 +119,19 @@ func serve(ctx context.Context, cfg serveConfig, stdout io.Writer) error {
 	}
 	srv, err := web.New(web.Config{
 		BaseURL: cfg.BaseURL, MaxWaiters: cfg.MaxWaiters, MaxWaitersPerCaller: cfg.MaxWaitersPerCaller,
-	}, web.Deps{Store: store, Watcher: changes, DB: store.DB, Rules: store.Rules})
+	}, web.Deps{Store: store, Watcher: changes, DB: store.DB, Rules: store.Rules, Devices: store})
 	if err != nil {
 		ln.Close()
 		return err
 	}
+	senders, pushCfg, closePush, err := pushSenders(ctx, store, cfg.BaseURL)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer closePush()
+	// Presence is nil until the page's hub reports who is looking.
+	router := push.NewRouter(pushCfg, store, changes, senders, nil)
 
 	countListens(srv.Registry(), listener)
 	sweeper := &models.Sweeper{Store: store, Changes: changes}
@@ -140,6 +149,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout io.Writer) error {
 			}
 		})
 	}
+	bg.Go(func() { _ = router.Run(ctx) })
 
 	httpSrv := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	serveErr := make(chan error, 1)
