@@ -128,6 +128,7 @@ func TestReplicasForward(t *testing.T) {
 	}
 
 	var r2 *gatehousetest.Server
+	parent := t // replicas started in a subtest live for the whole test
 	t.Run("a forward in flight on a replica that dies is delivered by the other", func(t *testing.T) {
 		cb.setHold(true)
 		r := file(t, r1)
@@ -139,7 +140,7 @@ func TestReplicasForward(t *testing.T) {
 		}
 		// Replica 1 holds the claim and waits on the runtime; replica 2 starts
 		// now, finds the row claimed, and must take it over when replica 1 dies.
-		r2 = gatehousetest.Start(t, bin, database)
+		r2 = gatehousetest.Start(parent, bin, database)
 		cb.setHold(false)
 		r1.Kill()
 		if d := cb.next(t); d.RequestID != r.ID || d.Version != 2 {
