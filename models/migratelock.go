@@ -1,6 +1,10 @@
 package models
 
-import "gorm.io/gorm"
+import (
+	"log/slog"
+
+	"gorm.io/gorm"
+)
 
 // migrateLockKey is the advisory lock that serialises schema migration on
 // PostgreSQL ("gatehous" in ASCII).
@@ -20,7 +24,9 @@ func MigrateLocked(db *gorm.DB) error {
 			return err
 		}
 		defer func() {
-			logErr("release migrate lock", conn.Exec("SELECT pg_advisory_unlock(?)", migrateLockKey).Error)
+			if err := conn.Exec("SELECT pg_advisory_unlock(?)", migrateLockKey).Error; err != nil {
+				slog.Error("release migrate lock", "err", err)
+			}
 		}()
 		return Migrate(conn)
 	})

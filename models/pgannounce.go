@@ -74,13 +74,13 @@ func connectListener(ctx context.Context, url string) (*pgx.Conn, error) {
 func (a *PGAnnouncer) Announce(ch Change) {
 	payload, err := json.Marshal(ch)
 	if err != nil {
-		logErr("encode change", err)
+		slog.Error("encode change", "err", err)
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := a.DB.WithContext(ctx).Exec("SELECT pg_notify(?, ?)", NotifyChannel, string(payload)).Error; err != nil {
-		logErr("notify change", err)
+		slog.Error("notify change; delivered in this process only", "err", err)
 		a.Changes.Announce(ch)
 	}
 }

@@ -32,6 +32,9 @@ func (s *Store) CreateRequest(ctx context.Context, p Principal, n NewRequest, id
 			return r, false, err
 		}
 	}
+	if err := checkRuntime(db, p, n.RuntimeID); err != nil {
+		return nil, false, err
+	}
 	now := s.now()
 	exp := s.DefaultExpiry
 	if n.ExpiresIn > 0 {

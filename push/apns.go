@@ -15,7 +15,6 @@ import (
 	"github.com/sideshow/apns2"
 	"github.com/sideshow/apns2/payload"
 	"github.com/sideshow/apns2/token"
-	"golang.org/x/net/http2"
 )
 
 // APNsConfig is the app's token-based APNs identity (GATEHOUSE_APNS_*).
@@ -81,14 +80,14 @@ func NewAPNs(c APNsConfig) (*APNs, error) {
 	tok := &token.Token{AuthKey: key, KeyID: c.KeyID, TeamID: c.TeamID}
 	cl := apns2.NewTokenClient(tok)
 	cl.Host = strings.TrimRight(host, "/")
-	cl.HTTPClient = &http.Client{
-		Timeout: c.Timeout,
-		Transport: &http2.Transport{
-			TLSClientConfig: &tls.Config{RootCAs: c.RootCAs},
-			DialTLS:         apns2.DialTLS,
-			ReadIdleTimeout: apns2.ReadIdleTimeout,
-		},
+	// APNs speaks only HTTP/2; pings keep a long-lived connection honest.
+	tr := &http.Transport{
+		TLSClientConfig: &tls.Config{RootCAs: c.RootCAs},
+		HTTP2:           &http.HTTP2Config{SendPingTimeout: apns2.ReadIdleTimeout},
+		Protocols:       new(http.Protocols),
 	}
+	tr.Protocols.SetHTTP2(true)
+	cl.HTTPClient = &http.Client{Timeout: c.Timeout, Transport: tr}
 	return &APNs{client: cl, topic: c.Topic, timeout: c.Timeout}, nil
 }
 

@@ -14,7 +14,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -125,7 +124,10 @@ func checkVAPID(t *testing.T, h, public, aud string) {
 	if err != nil || len(raw) != 65 {
 		t.Fatalf("k: %v", err)
 	}
-	pub := &ecdsa.PublicKey{Curve: elliptic.P256(), X: new(big.Int).SetBytes(raw[1:33]), Y: new(big.Int).SetBytes(raw[33:])}
+	pub, err := ecdsa.ParseUncompressedPublicKey(elliptic.P256(), raw)
+	if err != nil {
+		t.Fatalf("k: %v", err)
+	}
 	parsed, err := jwt.Parse(tok, func(*jwt.Token) (any, error) { return pub, nil }, jwt.WithValidMethods([]string{"ES256"}), jwt.WithAudience(aud))
 	if err != nil || !parsed.Valid {
 		t.Fatalf("VAPID JWT: %v", err)

@@ -69,21 +69,27 @@ type Deps struct {
 	Rules RulesInForce
 	// Devices, when set, serves the push device routes (/v1/devices, /v1/webpush/…).
 	Devices DeviceStore
+	// Runtimes and Changes serve runtime registration, the signing keys and the
+	// pull feed; without them those routes are absent.
+	Runtimes RuntimeStore
+	Changes  models.Subscriber
 }
 
 // Server is the HTTP server.
 type Server struct {
-	cfg     Config
-	echo    *echo.Echo
-	store   Store
-	watcher Watcher
-	db      *gorm.DB
-	hooks   []models.DecisionHook
-	rules   RulesInForce
-	devices DeviceStore
-	metrics *metrics
-	waiters *waiterCaps
-	baseURL *url.URL
+	cfg      Config
+	echo     *echo.Echo
+	store    Store
+	watcher  Watcher
+	db       *gorm.DB
+	hooks    []models.DecisionHook
+	runtimes RuntimeStore
+	changes  models.Subscriber
+	metrics  *metrics
+	waiters  *waiterCaps
+	baseURL  *url.URL
+	rules    RulesInForce
+	devices  DeviceStore
 
 	closeOnce sync.Once
 	closing   chan struct{} // closed when the server stops: releases every wait
@@ -114,6 +120,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	}
 	s := &Server{
 		cfg: cfg, store: d.Store, watcher: d.Watcher, db: d.DB, hooks: d.DecisionHooks, rules: d.Rules, devices: d.Devices,
+		runtimes: d.Runtimes, changes: d.Changes,
 		waiters: newWaiterCaps(cfg.MaxWaiters, cfg.MaxWaitersPerCaller),
 		baseURL: base, closing: make(chan struct{}),
 	}

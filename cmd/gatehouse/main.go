@@ -21,6 +21,7 @@ Usage:
   gatehouse rules check FILE
   gatehouse rules test FILE [REQUEST.json]   (the request on stdin when not named)
   gatehouse push test [--database URL] [--base-url URL]
+  gatehouse runtime --name N [--machine M] [--callback-listen ADDR] [--pull] [--url URL] [--token T]
   gatehouse ask --title "…" [--option id:label:effect]… [--timeout 10m] [--url URL] [--token T]
 
 Run "gatehouse COMMAND -h" for a command's flags.
@@ -38,11 +39,12 @@ type command func(ctx context.Context, args []string, stdin io.Reader, stdout, s
 
 func commands() map[string]command {
 	return map[string]command{
-		"serve": runServe,
-		"token": runToken,
-		"ask":   runAsk,
-		"rules": runRules,
-		"push":  runPush,
+		"serve":   runServe,
+		"token":   runToken,
+		"ask":     runAsk,
+		"rules":   runRules,
+		"push":    runPush,
+		"runtime": runRuntime,
 	}
 }
 

@@ -117,9 +117,16 @@ func serve(ctx context.Context, cfg serveConfig, stdout io.Writer) error {
 	if cfg.BaseURL == "" {
 		cfg.BaseURL = "http://" + ln.Addr().String()
 	}
+	// The signing key is made on first start; forwards are signed with it.
+	key, err := store.SigningKey(ctx)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	hooks := []models.DecisionHook{store.ForwardHook()}
 	srv, err := web.New(web.Config{
 		BaseURL: cfg.BaseURL, MaxWaiters: cfg.MaxWaiters, MaxWaitersPerCaller: cfg.MaxWaitersPerCaller,
-	}, web.Deps{Store: store, Watcher: changes, DB: store.DB, Rules: store.Rules, Devices: store})
+	}, web.Deps{Store: store, Watcher: changes, DB: store.DB, DecisionHooks: hooks, Rules: store.Rules, Devices: store, Runtimes: store, Changes: changes})
 	if err != nil {
 		ln.Close()
 		return err
@@ -132,11 +139,16 @@ func serve(ctx context.Context, cfg serveConfig, stdout io.Writer) error {
 	defer closePush()
 	// Presence is nil until the page's hub reports who is looking.
 	router := push.NewRouter(pushCfg, store, changes, senders, nil)
+	forwarder := &web.Forwarder{Store: store, Changes: changes, Key: key, Now: store.Now}
+	if err := forwarder.Instrument(srv.Registry()); err != nil {
+		ln.Close()
+		return err
+	}
 
 	countListens(srv.Registry(), listener)
-	sweeper := &models.Sweeper{Store: store, Changes: changes}
+	sweeper := &models.Sweeper{Store: store, Changes: changes, Hooks: hooks}
 	bg.Go(func() { sweeper.Run(ctx) })
-	holds := &models.HoldSweeper{Store: store, Changes: changes}
+	holds := &models.HoldSweeper{Store: store, Changes: changes, Hooks: hooks}
 	bg.Go(func() { holds.Run(ctx) })
 	if cfg.Rules != "" {
 		slog.Info("rules in force", "file", cfg.Rules, "rules", rules.Len(), "digest", rules.Digest[:12])
@@ -150,6 +162,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout io.Writer) error {
 		})
 	}
 	bg.Go(func() { _ = router.Run(ctx) })
+	bg.Go(func() { forwarder.Run(ctx) })
 
 	httpSrv := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	serveErr := make(chan error, 1)
