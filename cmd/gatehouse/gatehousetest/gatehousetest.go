@@ -57,6 +57,7 @@ type Server struct {
 	url     string
 	exited  chan struct{} // closed when the process has ended
 	exitErr error
+	http    *http.Client // shared by the server's clients
 }
 
 // Launch starts `gatehouse serve` on a free local port with the database and
@@ -64,13 +65,17 @@ type Server struct {
 func Launch(t testing.TB, bin, database string, flags ...string) *Server {
 	t.Helper()
 	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--database", database}, flags...)
-	s := &Server{cmd: exec.Command(bin, args...), stdout: newLines(), stderr: newLines(), exited: make(chan struct{})}
+	s := &Server{
+		cmd: exec.Command(bin, args...), stdout: newLines(), stderr: newLines(), exited: make(chan struct{}),
+		http: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}},
+	}
 	s.cmd.Stdout, s.cmd.Stderr = s.stdout, s.stderr
 	if err := s.cmd.Start(); err != nil {
 		t.Fatalf("start gatehouse serve: %v", err)
 	}
 	go func() { s.exitErr = s.cmd.Wait(); close(s.exited) }()
 	t.Cleanup(func() {
+		s.http.CloseIdleConnections()
 		_ = s.cmd.Process.Kill()
 		<-s.exited
 		if t.Failed() {
@@ -115,7 +120,7 @@ func (s *Server) URL() string { return s.url }
 // Client returns a client for the server with token.
 func (s *Server) Client(token string) *client.Client {
 	c := client.New(s.url, token)
-	c.HTTP = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	c.HTTP = s.http
 	return c
 }
 
@@ -204,7 +209,7 @@ func (s *Server) metric(token, name string) (float64, error) {
 		return 0, err
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := s.http.Do(req)
 	if err != nil {
 		return 0, err
 	}
