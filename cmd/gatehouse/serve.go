@@ -101,6 +101,13 @@ func serve(ctx context.Context, cfg serveConfig, stdout io.Writer) error {
 	}
 	defer closeDB()
 	store.DefaultExpiry, store.MaxExpiry = cfg.DefaultExpiry, cfg.MaxExpiry
+	ctx, cancel := context.WithCancel(ctx)
+	var bg sync.WaitGroup
+	defer func() { cancel(); bg.Wait() }() // no goroutine outlives serve, and all end before the database closes
+	listener, err := announceAcrossReplicas(ctx, &bg, cfg.Database, store, changes)
+	if err != nil {
+		return err
+	}
 	store.Rules = models.NewRuleSet(rules)
 
 	ln, err := net.Listen("tcp", cfg.Addr)
@@ -138,9 +145,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout io.Writer) error {
 		return err
 	}
 
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var bg sync.WaitGroup
+	countListens(srv.Registry(), listener)
 	sweeper := &models.Sweeper{Store: store, Changes: changes, Hooks: hooks}
 	bg.Go(func() { sweeper.Run(ctx) })
 	holds := &models.HoldSweeper{Store: store, Changes: changes, Hooks: hooks}
