@@ -62,7 +62,7 @@ func IsPostgres(url string) bool {
 
 // Migrate creates or updates the schema.
 func Migrate(db *gorm.DB) error {
-	return db.AutoMigrate(&Token{}, &Session{}, &LoginTicket{}, &Request{}, &Audit{})
+	return db.AutoMigrate(&Token{}, &Session{}, &LoginTicket{}, &Request{}, &Audit{}, &Grant{})
 }
 
 // logErr logs an error that must not fail the caller.

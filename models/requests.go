@@ -53,7 +53,13 @@ func (s *Store) CreateRequest(ctx context.Context, p Principal, n NewRequest, id
 		if err := tx.Create(r).Error; err != nil {
 			return err
 		}
-		return s.audit(tx, r, "create", p.Label(), ViaAPI, nil)
+		if err := s.audit(tx, r, "create", p.Label(), ViaAPI, nil); err != nil {
+			return err
+		}
+		if n.rows != nil {
+			return n.rows(tx, r)
+		}
+		return nil
 	})
 	if errors.Is(err, gorm.ErrDuplicatedKey) {
 		if idemKey != "" {
@@ -289,11 +295,16 @@ func (s *Store) Withdraw(ctx context.Context, id string, by Principal, status st
 			return s.lostRace(tx, id)
 		}
 		r.Status, r.UpdatedAt, r.ResolvedAt = status, now, &now
-		return s.audit(tx, r, action, by.Label(), ViaAPI, nil)
+		detail := map[string]any{}
+		if err := s.settleGrant(tx, r, detail); err != nil {
+			return err
+		}
+		return s.audit(tx, r, action, by.Label(), ViaAPI, detail)
 	})
 	if err != nil {
 		return nil, err
 	}
 	s.announce(r, action)
+	s.logGrant(ctx, r, action)
 	return r, nil
 }

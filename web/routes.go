@@ -10,6 +10,7 @@ func (s *Server) routes() {
 	operator := requireRoles(models.RoleOperator)
 	filers := requireRoles(models.RoleRuntime, models.RoleAgent)
 	anyone := requireRoles(models.RoleOperator, models.RoleRuntime, models.RoleAgent)
+	runtime := requireRoles(models.RoleRuntime)
 
 	v1 := e.Group("/v1", s.authenticate)
 	v1.POST("/requests", s.fileRequest, filers)
@@ -21,6 +22,10 @@ func (s *Server) routes() {
 	v1.POST("/requests/:id/decide", s.decideRequest, operator)
 	v1.POST("/requests/:id/dismiss", s.dismissRequest, operator)
 	v1.GET("/requests/:id/audit", s.auditRequest, operator)
+	v1.POST("/pending", s.filePending, runtime)
+	v1.POST("/pending/claim", s.claimPending, runtime)
+	v1.GET("/pending/:pending_id", s.getPending, runtime)
+	v1.GET("/pending/:pending_id/wait", s.waitPending, runtime)
 
 	e.POST("/api/operator-attention/permissions/decide", s.decideAttention, s.authenticate, operator)
 	e.GET("/metrics", s.metrics.serve, s.authenticate, operator)

@@ -41,10 +41,11 @@ type Watcher interface {
 
 // Config is the server's settings.
 type Config struct {
-	BaseURL             string // e.g. http://127.0.0.1:8080; sets cookie Secure and the Origin check
-	MaxWaiters          int    // all long-polls at once
-	MaxWaitersPerCaller int    // long-polls of one caller at once
-	BodyLimit           string // e.g. "64K"
+	BaseURL             string        // e.g. http://127.0.0.1:8080; sets cookie Secure and the Origin check
+	MaxWaiters          int           // all long-polls at once
+	MaxWaitersPerCaller int           // long-polls of one caller at once
+	BodyLimit           string        // e.g. "64K"
+	MaxPendingWait      time.Duration // caps a pending grant's max_wait; 0: DefaultMaxPendingWait
 }
 
 // Deps are the concrete parts cmd wires in.
@@ -54,6 +55,8 @@ type Deps struct {
 	DB      *gorm.DB // for readiness; may be nil
 	// DecisionHooks run inside every decision's transaction (forwarding's outbox).
 	DecisionHooks []models.DecisionHook
+	// Grants serves the pending-grant routes; nil: Store, when it has them.
+	Grants Grants
 }
 
 // Server is the HTTP server.
@@ -64,6 +67,7 @@ type Server struct {
 	watcher Watcher
 	db      *gorm.DB
 	hooks   []models.DecisionHook
+	grants  Grants
 	metrics *metrics
 	waiters *waiterCaps
 	baseURL *url.URL
@@ -85,6 +89,12 @@ func New(cfg Config, d Deps) (*Server, error) {
 	if cfg.MaxWaitersPerCaller <= 0 {
 		cfg.MaxWaitersPerCaller = 1000
 	}
+	if cfg.MaxPendingWait <= 0 {
+		cfg.MaxPendingWait = DefaultMaxPendingWait
+	}
+	if d.Grants == nil {
+		d.Grants, _ = d.Store.(Grants)
+	}
 	if cfg.BodyLimit == "" {
 		cfg.BodyLimit = "64K"
 	}
@@ -96,7 +106,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 		return nil, models.Errorf(models.ECodeInvalid, "base URL %q is not an absolute URL", cfg.BaseURL)
 	}
 	s := &Server{
-		cfg: cfg, store: d.Store, watcher: d.Watcher, db: d.DB, hooks: d.DecisionHooks,
+		cfg: cfg, store: d.Store, watcher: d.Watcher, db: d.DB, hooks: d.DecisionHooks, grants: d.Grants,
 		waiters: newWaiterCaps(cfg.MaxWaiters, cfg.MaxWaitersPerCaller),
 		baseURL: base, closing: make(chan struct{}),
 	}
