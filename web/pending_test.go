@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/gatehousehq/gatehouse/models/modelstest"
@@ -303,5 +304,27 @@ func TestPendingAgentBodyIsGatehouseText(t *testing.T) {
 	b, _ := json.Marshal(f.Response.Body)
 	if strings.Contains(string(b), "ignore-previous") {
 		t.Fatalf("the agent-facing body carries the middleware's path: %s", b)
+	}
+}
+
+func TestPendingExpiredClaim(t *testing.T) {
+	e := newPendingEnv(t, "sqlite")
+	body := mergeBody("sb-expire")
+	body["max_wait"] = 60
+	f := e.file(t, body)
+	e.store.Now = func() time.Time { return time.Now().UTC().Add(2 * time.Minute) }
+	if n, _, err := e.store.Expire(ctx); err != nil || n != 1 {
+		t.Fatalf("expire: %d %v", n, err)
+	}
+	var st status
+	if code := e.call(t, "GET", "/v1/pending/"+f.PendingID+"/wait", e.runtime, nil, &st); code != 200 || st.Status != "expired" || *st.TimedOut {
+		t.Fatalf("wait: %d %+v", code, st)
+	}
+	var c map[string]any
+	if code := e.call(t, "POST", "/v1/pending/claim", e.runtime, body, &c); code != 403 || c["error"] != "approval_expired" || c["pending_id"] != f.PendingID {
+		t.Fatalf("claim: %d %v", code, c)
+	}
+	if code := e.call(t, "POST", "/v1/pending/claim", e.runtime, body, &c); code != 404 || c["error"] != "no_grant" {
+		t.Fatalf("second claim: %d %v", code, c)
 	}
 }
