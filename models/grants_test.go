@@ -109,6 +109,13 @@ func TestPendingFile(t *testing.T) {
 			}
 		})
 
+		t.Run("the filer cannot reword the approval", func(t *testing.T) {
+			_, r := filePending(t, s, rt, merge(), "")
+			title := "Allow a harmless read"
+			_, err := s.PatchRequest(ctx, r.ID, rt, models.Patch{Title: &title})
+			wantCode(t, err, models.ECodeForbidden)
+		})
+
 		t.Run("bad input is refused", func(t *testing.T) {
 			for name, edit := range map[string]func(n *models.NewGrant){
 				"pending id":  func(n *models.NewGrant) { n.PendingID = "Bad-Id" },
@@ -229,6 +236,23 @@ func TestPendingClaim(t *testing.T) {
 				t.Fatalf("denied answer names %+v", got)
 			}
 			_, err = s.ClaimGrant(ctx, rt, tg)
+			wantCode(t, err, models.ECodeNoGrant)
+		})
+
+		t.Run("two approved grants for one request release two requests, oldest first", func(t *testing.T) {
+			tg := merge()
+			tg.Sandbox = "sb-twice"
+			g1, r1 := filePending(t, s, rt, tg, "")
+			g2, r2 := filePending(t, s, rt, tg, "")
+			decideGrant(t, s, r2, "approve")
+			decideGrant(t, s, r1, "approve")
+			for _, want := range []string{g1.PendingID, g2.PendingID} {
+				got, err := s.ClaimGrant(ctx, rt, tg)
+				if err != nil || got.PendingID != want {
+					t.Fatalf("claim = %+v, %v; want %s", got, err, want)
+				}
+			}
+			_, err := s.ClaimGrant(ctx, rt, tg)
 			wantCode(t, err, models.ECodeNoGrant)
 		})
 

@@ -200,6 +200,11 @@ func (s *Store) PatchRequest(ctx context.Context, id string, by Principal, p Pat
 		if err := s.checkOpen(r); err != nil {
 			return err
 		}
+		if r.PendingID != nil {
+			// Gatehouse writes a grant's card from the request it binds; the
+			// filer may not reword it.
+			return Errorf(ECodeForbidden, "request %s is a pending grant's approval; it cannot be edited", r.ID)
+		}
 		if p.Version != 0 && p.Version != r.Version {
 			return &Error{Code: ECodeVersionConflict, Detail: fmt.Sprintf("version %d is not the current version %d", p.Version, r.Version), Current: r}
 		}
