@@ -41,11 +41,13 @@ type Watcher interface {
 
 // Config is the server's settings.
 type Config struct {
-	BaseURL             string        // e.g. http://127.0.0.1:8080; sets cookie Secure and the Origin check
-	MaxWaiters          int           // all long-polls at once
-	MaxWaitersPerCaller int           // long-polls of one caller at once
-	BodyLimit           string        // e.g. "64K"
-	MaxPendingWait      time.Duration // caps a pending grant's max_wait; 0: DefaultMaxPendingWait
+	BaseURL             string // e.g. http://127.0.0.1:8080; sets cookie Secure and the Origin check
+	MaxWaiters          int    // all long-polls at once
+	MaxWaitersPerCaller int    // long-polls of one caller at once
+	BodyLimit           string // e.g. "64K"
+
+	// MaxPendingWait caps a pending grant's max_wait; 0: DefaultMaxPendingWait.
+	MaxPendingWait time.Duration
 }
 
 // Deps are the concrete parts cmd wires in.
