@@ -112,7 +112,7 @@ func newPendingBench(b *testing.B, n int) *pendingBench {
 	}
 	e.base = "http://" + ln.Addr().String()
 	e.srv, err = web.New(web.Config{BaseURL: e.base, MaxWaiters: 20000, MaxWaitersPerCaller: 1000},
-		web.Deps{Store: e.store, Watcher: e.parked})
+		web.Deps{Store: e.store, Watcher: e.parked, Grants: e.store})
 	if err != nil {
 		b.Fatal(err)
 	}

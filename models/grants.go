@@ -11,8 +11,9 @@ import (
 
 // CreatePending files a pending grant: the Grant row and its approval request,
 // with their audit rows, in one transaction. Errors: ECodeInvalid; ECodeConflict
-// when the pending id is taken.
-func (s *Store) CreatePending(ctx context.Context, p Principal, n NewGrant) (*Grant, *Request, error) {
+// when the pending id is taken. Rules judge the approval like any filing; hooks
+// run inside a rule's decision.
+func (s *Store) CreatePending(ctx context.Context, p Principal, n NewGrant, hooks ...DecisionHook) (*Grant, *Request, error) {
 	if err := n.Normalize(); err != nil {
 		return nil, nil, err
 	}
@@ -40,7 +41,7 @@ func (s *Store) CreatePending(ctx context.Context, p Principal, n NewGrant) (*Gr
 			"pending_id": g.PendingID, "digest": g.Digest, "sandbox": g.Sandbox, "policy": g.Policy, "middleware": g.Middleware,
 		})
 	}
-	r, _, err := s.CreateRequest(ctx, p, nr, "")
+	r, _, err := s.CreateRequest(ctx, p, nr, "", hooks...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -206,7 +207,7 @@ func (s *Store) logGrant(ctx context.Context, r *Request, action string) {
 	}
 	g, _, err := s.GetGrant(ctx, *r.PendingID)
 	if err != nil {
-		logErr("pending grant log", err)
+		slog.Error("pending grant log", "err", err)
 		return
 	}
 	by, via := "", ""

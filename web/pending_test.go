@@ -16,7 +16,7 @@ import (
 	"github.com/gatehousehq/gatehouse/web"
 )
 
-var ctx = context.Background()
+var pctx = context.Background()
 
 // signalWatcher is the real Changes, telling the test when a wait has started
 // watching a request, so a decide is sent only after the wait is parked.
@@ -50,7 +50,7 @@ func newPendingEnv(t *testing.T, dialect string) *pendingEnv {
 	e := &pendingEnv{store: store, watching: make(chan string, 16)}
 	e.srv = httptest.NewUnstartedServer(nil)
 	s, err := web.New(web.Config{BaseURL: "http://" + e.srv.Listener.Addr().String()},
-		web.Deps{Store: store, Watcher: signalWatcher{changes, e.watching}})
+		web.Deps{Store: store, Watcher: signalWatcher{changes, e.watching}, Grants: store})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,13 +58,13 @@ func newPendingEnv(t *testing.T, dialect string) *pendingEnv {
 	e.srv.Start()
 	t.Cleanup(func() { s.Close(); e.srv.Close() })
 	for role, dst := range map[string]*string{"runtime": &e.runtime, "operator": &e.operator, "agent": &e.agent} {
-		_, secret, err := store.CreateToken(ctx, role, role+"-1")
+		_, secret, err := store.CreateToken(pctx, role, role+"-1")
 		if err != nil {
 			t.Fatal(err)
 		}
 		*dst = secret
 	}
-	_, e.other, _ = store.CreateToken(ctx, models.RoleRuntime, "runtime-2")
+	_, e.other, _ = store.CreateToken(pctx, models.RoleRuntime, "runtime-2")
 	return e
 }
 
@@ -117,7 +117,7 @@ type filed struct {
 	} `json:"response"`
 }
 
-type status struct {
+type pendingAnswer struct {
 	PendingID string `json:"pending_id"`
 	Status    string `json:"status"`
 	Digest    string `json:"digest"`
@@ -171,7 +171,7 @@ func TestPendingRoutes(t *testing.T) {
 
 		t.Run("only the filing runtime sees a grant", func(t *testing.T) {
 			f := e.file(t, mergeBody("sb-owner"))
-			var st status
+			var st pendingAnswer
 			if code := e.call(t, "GET", "/v1/pending/"+f.PendingID, e.runtime, nil, &st); code != 200 || st.Status != "pending" || st.Digest != f.Digest || st.RequestID != f.RequestID {
 				t.Fatalf("own grant: %d %+v", code, st)
 			}
@@ -209,9 +209,9 @@ func TestPendingRoutes(t *testing.T) {
 			if code := e.call(t, "POST", "/v1/pending/claim", e.runtime, body, &pending); code != http.StatusConflict || pending["error"] != "approval_pending" || pending["pending_id"] != f.PendingID {
 				t.Fatalf("claim while pending: %d %v", code, pending)
 			}
-			done := make(chan status, 1)
+			done := make(chan pendingAnswer, 1)
 			go func() {
-				var st status
+				var st pendingAnswer
 				e.call(t, "GET", "/v1/pending/"+f.PendingID+"/wait?timeout=30", e.runtime, nil, &st)
 				done <- st
 			}()
@@ -245,13 +245,13 @@ func TestPendingRoutes(t *testing.T) {
 		t.Run("deny from the page's session releases the wait; the claim says approval_denied", func(t *testing.T) {
 			body := mergeBody("sb-deny")
 			f := e.file(t, body)
-			sess, cookie, err := e.store.LoginWithToken(ctx, e.operator)
+			sess, cookie, err := e.store.LoginWithToken(pctx, e.operator)
 			if err != nil {
 				t.Fatal(err)
 			}
-			done := make(chan status, 1)
+			done := make(chan pendingAnswer, 1)
 			go func() {
-				var st status
+				var st pendingAnswer
 				e.call(t, "GET", "/v1/pending/"+f.PendingID+"/wait?timeout=30", e.runtime, nil, &st)
 				done <- st
 			}()
@@ -272,7 +272,7 @@ func TestPendingRoutes(t *testing.T) {
 
 		t.Run("a wait times out with the grant still pending", func(t *testing.T) {
 			f := e.file(t, mergeBody("sb-timeout"))
-			var st status
+			var st pendingAnswer
 			if code := e.call(t, "GET", "/v1/pending/"+f.PendingID+"/wait?timeout=1", e.runtime, nil, &st); code != 200 || st.Status != "pending" || !*st.TimedOut {
 				t.Fatalf("wait: %d %+v", code, st)
 			}
@@ -282,7 +282,7 @@ func TestPendingRoutes(t *testing.T) {
 
 // waitParked returns once a wait watches request id; a wait that answers
 // before it watches fails the test.
-func waitParked(t *testing.T, e *pendingEnv, id string, done <-chan status) {
+func waitParked(t *testing.T, e *pendingEnv, id string, done <-chan pendingAnswer) {
 	t.Helper()
 	for {
 		select {
@@ -313,10 +313,10 @@ func TestPendingExpiredClaim(t *testing.T) {
 	body["max_wait"] = 60
 	f := e.file(t, body)
 	e.store.Now = func() time.Time { return time.Now().UTC().Add(2 * time.Minute) }
-	if n, _, err := e.store.Expire(ctx); err != nil || n != 1 {
+	if n, _, err := e.store.Expire(pctx); err != nil || n != 1 {
 		t.Fatalf("expire: %d %v", n, err)
 	}
-	var st status
+	var st pendingAnswer
 	if code := e.call(t, "GET", "/v1/pending/"+f.PendingID+"/wait", e.runtime, nil, &st); code != 200 || st.Status != "expired" || *st.TimedOut {
 		t.Fatalf("wait: %d %+v", code, st)
 	}
