@@ -110,10 +110,12 @@ type Request struct {
 	Attempts       int     `gorm:"not null;default:0"`
 	// A hold (set at filing by a rule with action hold): the request goes to the
 	// operator, and if it is still open at HoldUntil, HoldThen (an offered option
-	// id) is decided with decided_via "rule:HoldRule (window)".
-	HoldRule  *string    `gorm:"size:100"`
-	HoldUntil *time.Time `gorm:"index"`
-	HoldThen  *string    `gorm:"size:64"`
+	// id) is decided with decided_via "rule:HoldRule (window)". HoldEffect is that
+	// option's effect when the hold was set: if an edit changes it, the hold lapses.
+	HoldRule   *string    `gorm:"size:100"`
+	HoldUntil  *time.Time `gorm:"index"`
+	HoldThen   *string    `gorm:"size:64"`
+	HoldEffect *string    `gorm:"size:16"`
 }
 
 // Held reports whether the request is open and waiting out a rule's hold window.
