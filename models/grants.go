@@ -45,6 +45,8 @@ func (s *Store) CreatePending(ctx context.Context, p Principal, n NewGrant, hook
 	if err != nil {
 		return nil, nil, err
 	}
+	// A rule may have decided the approval already; settleGrant stored that.
+	g.State = settledState(r)
 	slog.Info("pending grant filed", "pending_id", g.PendingID, "digest", g.Digest, "request_id", r.ID,
 		"owner", p.Label(), "sandbox", g.Sandbox, "policy", g.Policy, "middleware", g.Middleware,
 		"method", g.Method, "host", g.Host, "port", g.Port, "expires_at", g.ExpiresAt)

@@ -108,6 +108,8 @@ func mergeBody(sandbox string) map[string]any {
 
 type filed struct {
 	PendingID string `json:"pending_id"`
+	Status    string `json:"status"`
+	ClaimNow  bool   `json:"claim_now"`
 	ExpiresAt string `json:"expires_at"`
 	Digest    string `json:"digest"`
 	RequestID string `json:"request_id"`
@@ -327,4 +329,60 @@ func TestPendingExpiredClaim(t *testing.T) {
 	if code := e.call(t, "POST", "/v1/pending/claim", e.runtime, body, &c); code != 404 || c["error"] != "no_grant" {
 		t.Fatalf("second claim: %d %v", code, c)
 	}
+}
+
+// TestPendingFiledByRule: when a rule decides the approval at filing, the answer
+// says so: approved means claim now, denied hands on the refusal.
+func TestPendingFiledByRule(t *testing.T) {
+	modelstest.Each(t, func(t *testing.T, dialect string) {
+		e := newPendingEnv(t, dialect)
+		rs, err := models.ParseRules("rules.yaml", []byte(`rules:
+  - name: no-delete
+    match: {tool: http, command: '^DELETE '}
+    action: deny
+  - name: merges-ok
+    match: {tool: http, command: '/merge$'}
+    action: approve
+`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.store.Rules = models.NewRuleSet(rs)
+
+		t.Run("approved: no agent body, claim now, and the claim releases", func(t *testing.T) {
+			body := mergeBody("sb-rule")
+			f := e.file(t, body)
+			if f.Status != "approved" || !f.ClaimNow || f.Response.Status != 0 {
+				t.Fatalf("filed = %+v", f)
+			}
+			var c struct {
+				Released bool `json:"released"`
+			}
+			if code := e.call(t, "POST", "/v1/pending/claim", e.runtime, body, &c); code != http.StatusOK || !c.Released {
+				t.Fatalf("claim: %d %+v", code, c)
+			}
+		})
+
+		t.Run("denied: the refusal to hand on", func(t *testing.T) {
+			body := mergeBody("sb-rule")
+			body["method"] = "DELETE"
+			f := e.file(t, body)
+			if f.Status != "denied" || f.ClaimNow || f.Response.Status != 403 || f.Response.Body["error"] != "approval_denied" {
+				t.Fatalf("filed = %+v", f)
+			}
+			var st pendingAnswer
+			if code := e.call(t, "GET", "/v1/pending/"+f.PendingID, e.runtime, nil, &st); code != http.StatusOK || st.Status != "denied" {
+				t.Fatalf("get: %d %+v", code, st)
+			}
+		})
+
+		t.Run("no rule: pending as before", func(t *testing.T) {
+			body := mergeBody("sb-rule")
+			body["path"] = "/repos/acme/widgets/pulls/7"
+			f := e.file(t, body)
+			if f.Status != "pending" || f.ClaimNow || f.Response.Status != 403 || f.Response.Body["error"] != "approval_pending" {
+				t.Fatalf("filed = %+v", f)
+			}
+		})
+	})
 }
