@@ -62,10 +62,19 @@ func IsPostgres(url string) bool {
 // Migrate creates or updates the schema.
 func Migrate(db *gorm.DB) error {
 	// One table a line, so features add theirs without touching the others'.
-	return db.AutoMigrate(
+	err := db.AutoMigrate(
 		&Token{}, &Session{}, &LoginTicket{}, &Request{}, &Audit{},
 		&Device{}, &Setting{}, &PushClaim{},
 		&Runtime{}, &Forward{}, &ServerKey{},
 		&Grant{},
 	)
+	if err != nil {
+		return err
+	}
+	// Pending ids were once unique across owners, which let one runtime learn
+	// another's ids; they are unique per owner now (idx_requests_owner_pending).
+	if m := db.Migrator(); m.HasIndex(&Request{}, "idx_requests_pending_id") {
+		return m.DropIndex(&Request{}, "idx_requests_pending_id")
+	}
+	return nil
 }

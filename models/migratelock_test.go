@@ -35,3 +35,21 @@ func TestMigrateLockedConcurrently(t *testing.T) {
 		}
 	})
 }
+
+// A database made when pending ids were unique across owners loses that index,
+// so another owner's id is free.
+func TestMigrateDropsGlobalPendingID(t *testing.T) {
+	modelstest.Each(t, func(t *testing.T, dialect string) {
+		db := modelstest.DB(t, dialect)
+		if err := db.Exec("CREATE UNIQUE INDEX idx_requests_pending_id ON requests (pending_id)").Error; err != nil {
+			t.Fatal(err)
+		}
+		if err := models.Migrate(db); err != nil {
+			t.Fatal(err)
+		}
+		m := db.Migrator()
+		if m.HasIndex(&models.Request{}, "idx_requests_pending_id") || !m.HasIndex(&models.Request{}, "idx_requests_owner_pending") {
+			t.Fatal("pending ids are still unique across owners")
+		}
+	})
+}

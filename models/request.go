@@ -96,8 +96,8 @@ type Request struct {
 	Source         string            `gorm:"size:16"`
 	SourceRef      map[string]string `gorm:"serializer:json"`
 	RuntimeID      *string           `gorm:"size:40;index"`
-	PendingID      *string           `gorm:"size:64;uniqueIndex"`
-	OwnerID        string            `gorm:"size:40;not null;index;uniqueIndex:idx_requests_idem,priority:1"`
+	PendingID      *string           `gorm:"size:64;uniqueIndex:idx_requests_owner_pending,priority:2"`
+	OwnerID        string            `gorm:"size:40;not null;index;uniqueIndex:idx_requests_idem,priority:1;uniqueIndex:idx_requests_owner_pending,priority:1"`
 	IdempotencyKey *string           `gorm:"size:200;uniqueIndex:idx_requests_idem,priority:2"`
 	CreatedBy      string            `gorm:"size:200;not null"`
 	CreatedAt      time.Time         `gorm:"not null;index"`

@@ -187,6 +187,22 @@ func TestPendingRoutes(t *testing.T) {
 			}
 		})
 
+		t.Run("another runtime's pending id is free: a collision reveals nothing", func(t *testing.T) {
+			body := mergeBody("sb-scope")
+			body["pending_id"] = "scoped_id"
+			mine := e.file(t, body)
+			var theirs filed
+			if code := e.call(t, "POST", "/v1/pending", e.other, body, &theirs); code != http.StatusCreated || theirs.PendingID != "scoped_id" || theirs.RequestID == mine.RequestID {
+				t.Fatalf("other runtime, same id: %d %+v", code, theirs)
+			}
+			for tok, want := range map[string]string{e.runtime: mine.RequestID, e.other: theirs.RequestID} {
+				var st pendingAnswer
+				if code := e.call(t, "GET", "/v1/pending/scoped_id", tok, nil, &st); code != 200 || st.RequestID != want {
+					t.Fatalf("GET as owner: %d %+v, want %s", code, st, want)
+				}
+			}
+		})
+
 		t.Run("bad input is 400 and files nothing", func(t *testing.T) {
 			body := mergeBody("sb-bad")
 			body["port"] = "443"
