@@ -62,10 +62,60 @@ func IsPostgres(url string) bool {
 // Migrate creates or updates the schema.
 func Migrate(db *gorm.DB) error {
 	// One table a line, so features add theirs without touching the others'.
-	return db.AutoMigrate(
+	err := db.AutoMigrate(
 		&Token{}, &Session{}, &LoginTicket{}, &Request{}, &Audit{},
 		&Device{}, &Setting{}, &PushClaim{},
 		&Runtime{}, &Forward{}, &ServerKey{},
 		&Grant{},
 	)
+	if err != nil {
+		return err
+	}
+	return scopePendingIDs(db)
+}
+
+// scopePendingIDs moves a database made when pending ids were unique across
+// owners (which let one runtime learn another's ids) to ids unique per owner:
+// it drops the old unique index on requests and re-keys grants on (owner_id,
+// pending_id). AutoMigrate changes neither.
+func scopePendingIDs(db *gorm.DB) error {
+	m := db.Migrator()
+	if m.HasIndex(&Request{}, "idx_requests_pending_id") {
+		if err := m.DropIndex(&Request{}, "idx_requests_pending_id"); err != nil {
+			return err
+		}
+	}
+	cols, err := m.ColumnTypes(&Grant{})
+	if err != nil {
+		return err
+	}
+	for _, c := range cols {
+		if pk, ok := c.PrimaryKey(); c.Name() != "owner_id" || !ok || pk {
+			continue
+		}
+		if db.Dialector.Name() == "postgres" {
+			return db.Exec("ALTER TABLE grants DROP CONSTRAINT grants_pkey, ADD PRIMARY KEY (owner_id, pending_id)").Error
+		}
+		// SQLite cannot change a primary key: copy into a new table.
+		return db.Transaction(func(tx *gorm.DB) error {
+			const cols = "owner_id, pending_id, digest, request_id, sandbox, policy, middleware, method, host, port, path, query, body_sha256, state, created_at, expires_at, claimed_at"
+			for _, q := range []string{
+				"ALTER TABLE grants RENAME TO grants_global_ids",
+				"DROP INDEX IF EXISTS idx_grants_digest",
+				"DROP INDEX IF EXISTS idx_grants_request_id",
+			} {
+				if err := tx.Exec(q).Error; err != nil {
+					return err
+				}
+			}
+			if err := tx.Migrator().CreateTable(&Grant{}); err != nil {
+				return err
+			}
+			if err := tx.Exec("INSERT INTO grants (" + cols + ") SELECT " + cols + " FROM grants_global_ids").Error; err != nil {
+				return err
+			}
+			return tx.Exec("DROP TABLE grants_global_ids").Error
+		})
+	}
+	return nil
 }

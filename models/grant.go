@@ -49,9 +49,11 @@ var (
 // has been claimed. The request's decision is the truth; State mirrors it so a
 // claim can be one conditional UPDATE.
 type Grant struct {
+	// A pending id is unique per owner, and every lookup is scoped to its owner,
+	// so one runtime's ids say nothing about another's.
+	OwnerID    string     `gorm:"primaryKey;size:40;not null;index:idx_grants_digest,priority:2"`
 	PendingID  string     `gorm:"primaryKey;size:64"`
 	Digest     string     `gorm:"size:64;not null;index:idx_grants_digest,priority:1"`
-	OwnerID    string     `gorm:"size:40;not null;index:idx_grants_digest,priority:2"`
 	RequestID  string     `gorm:"size:40;not null;uniqueIndex"`
 	Sandbox    string     `gorm:"size:128;not null"`
 	Policy     string     `gorm:"size:128;not null"`

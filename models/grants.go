@@ -45,17 +45,20 @@ func (s *Store) CreatePending(ctx context.Context, p Principal, n NewGrant, hook
 	if err != nil {
 		return nil, nil, err
 	}
+	// A rule may have decided the approval already; settleGrant stored that.
+	g.State = settledState(r)
 	slog.Info("pending grant filed", "pending_id", g.PendingID, "digest", g.Digest, "request_id", r.ID,
 		"owner", p.Label(), "sandbox", g.Sandbox, "policy", g.Policy, "middleware", g.Middleware,
 		"method", g.Method, "host", g.Host, "port", g.Port, "expires_at", g.ExpiresAt)
 	return g, r, nil
 }
 
-// GetGrant returns a grant and its request; ECodeNotFound when there is none.
-func (s *Store) GetGrant(ctx context.Context, pendingID string) (*Grant, *Request, error) {
+// GetGrant returns owner's grant and its request; ECodeNotFound when owner has
+// none with that pending id (whether or not another owner has).
+func (s *Store) GetGrant(ctx context.Context, owner, pendingID string) (*Grant, *Request, error) {
 	db := s.DB.WithContext(ctx)
 	var g Grant
-	if err := db.Where("pending_id = ?", pendingID).Take(&g).Error; err != nil {
+	if err := db.Where("owner_id = ? AND pending_id = ?", owner, pendingID).Take(&g).Error; err != nil {
 		if notFound(err) {
 			return nil, nil, Errorf(ECodeNotFound, "no pending grant %s", pendingID)
 		}
@@ -150,7 +153,7 @@ func (s *Store) ClaimGrant(ctx context.Context, p Principal, t Target) (*Grant, 
 func (s *Store) spendGrant(db *gorm.DB, p Principal, pendingID, state string, now time.Time) (g *Grant, won bool, err error) {
 	var r *Request
 	err = db.Transaction(func(tx *gorm.DB) error {
-		q := tx.Model(&Grant{}).Where("pending_id = ? AND claimed_at IS NULL", pendingID)
+		q := tx.Model(&Grant{}).Where("owner_id = ? AND pending_id = ? AND claimed_at IS NULL", p.ID, pendingID)
 		upd := map[string]any{"claimed_at": now}
 		if state == GrantApproved {
 			q = q.Where("state = ? AND expires_at > ?", GrantApproved, now)
@@ -162,7 +165,7 @@ func (s *Store) spendGrant(db *gorm.DB, p Principal, pendingID, state string, no
 		}
 		won = true
 		g = &Grant{}
-		if err := tx.Where("pending_id = ?", pendingID).Take(g).Error; err != nil {
+		if err := tx.Where("owner_id = ? AND pending_id = ?", p.ID, pendingID).Take(g).Error; err != nil {
 			return err
 		}
 		if r, err = load(tx, g.RequestID); err != nil {
@@ -190,14 +193,14 @@ func (s *Store) settleGrant(tx *gorm.DB, r *Request, detail map[string]any) erro
 		return nil
 	}
 	var g Grant
-	if err := tx.Where("pending_id = ?", *r.PendingID).Take(&g).Error; err != nil {
+	if err := tx.Where("owner_id = ? AND pending_id = ?", r.OwnerID, *r.PendingID).Take(&g).Error; err != nil {
 		if notFound(err) {
 			return nil
 		}
 		return err
 	}
 	detail["pending_id"], detail["digest"] = g.PendingID, g.Digest
-	return tx.Model(&Grant{}).Where("pending_id = ? AND claimed_at IS NULL", g.PendingID).Update("state", settledState(r)).Error
+	return tx.Model(&Grant{}).Where("owner_id = ? AND pending_id = ? AND claimed_at IS NULL", g.OwnerID, g.PendingID).Update("state", settledState(r)).Error
 }
 
 // logGrant writes the structured line for a settled grant, after its commit.
@@ -205,7 +208,7 @@ func (s *Store) logGrant(ctx context.Context, r *Request, action string) {
 	if r.PendingID == nil {
 		return
 	}
-	g, _, err := s.GetGrant(ctx, *r.PendingID)
+	g, _, err := s.GetGrant(ctx, r.OwnerID, *r.PendingID)
 	if err != nil {
 		slog.Error("pending grant log", "err", err)
 		return

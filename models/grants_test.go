@@ -98,15 +98,34 @@ func TestPendingFile(t *testing.T) {
 			}
 		})
 
-		t.Run("a duplicate pending id is a conflict and adds nothing", func(t *testing.T) {
+		t.Run("a duplicate pending id of the same owner is a conflict and adds nothing", func(t *testing.T) {
 			filePending(t, s, rt, merge(), "dup_id")
-			other := runtime(t, s, "other")
-			_, _, err := s.CreatePending(ctx, other, models.NewGrant{Target: merge(), Policy: "p", Middleware: "m", PendingID: "dup_id"})
+			_, _, err := s.CreatePending(ctx, rt, models.NewGrant{Target: merge(), Policy: "p", Middleware: "m", PendingID: "dup_id"})
 			wantCode(t, err, models.ECodeConflict)
-			g, _, err := s.GetGrant(ctx, "dup_id")
+			g, _, err := s.GetGrant(ctx, rt.ID, "dup_id")
 			if err != nil || g.OwnerID != rt.ID {
 				t.Fatalf("grant = %+v, %v", g, err)
 			}
+		})
+
+		t.Run("pending ids are per owner: another's id is free and stays apart", func(t *testing.T) {
+			mine, myReq := filePending(t, s, rt, merge(), "shared_id")
+			other := runtime(t, s, "other")
+			theirs, theirReq, err := s.CreatePending(ctx, other, models.NewGrant{Target: merge(), Policy: "p", Middleware: "m", PendingID: "shared_id"})
+			if err != nil || theirs.OwnerID != other.ID || theirReq.ID == myReq.ID {
+				t.Fatalf("other's filing = %+v, %v", theirs, err)
+			}
+			decideGrant(t, s, theirReq, "approve")
+			g, r, err := s.GetGrant(ctx, rt.ID, "shared_id")
+			if err != nil || g.RequestID != mine.RequestID || g.State != models.GrantPending || g.Status(r, time.Now()) != models.GrantPending {
+				t.Fatalf("mine after theirs was approved = %+v, %v", g, err)
+			}
+			g, _, err = s.GetGrant(ctx, other.ID, "shared_id")
+			if err != nil || g.RequestID != theirReq.ID || g.State != models.GrantApproved {
+				t.Fatalf("theirs = %+v, %v", g, err)
+			}
+			_, _, err = s.GetGrant(ctx, "tok_nobody", "shared_id")
+			wantCode(t, err, models.ECodeNotFound)
 		})
 
 		t.Run("the filer cannot reword the approval", func(t *testing.T) {
@@ -165,7 +184,7 @@ func TestPendingClaim(t *testing.T) {
 				t.Fatalf("pending answer names %+v", got)
 			}
 			decideGrant(t, s, r, "approve")
-			if g2, r2, _ := s.GetGrant(ctx, g.PendingID); g2.State != models.GrantApproved || g2.Status(r2, time.Now()) != models.GrantApproved {
+			if g2, r2, _ := s.GetGrant(ctx, rt.ID, g.PendingID); g2.State != models.GrantApproved || g2.Status(r2, time.Now()) != models.GrantApproved {
 				t.Fatalf("after approve: state %s", g2.State)
 			}
 			got, err = s.ClaimGrant(ctx, rt, merge())
@@ -291,7 +310,7 @@ func TestPendingExpiry(t *testing.T) {
 			if n, _, err := s.Expire(ctx); err != nil || n != 1 {
 				t.Fatalf("expire = %d, %v", n, err)
 			}
-			g2, r2, err := s.GetGrant(ctx, g.PendingID)
+			g2, r2, err := s.GetGrant(ctx, rt.ID, g.PendingID)
 			if err != nil || g2.State != models.GrantExpired || g2.Status(r2, now) != models.GrantExpired {
 				t.Fatalf("after expiry: %+v %v", g2, err)
 			}

@@ -9,8 +9,8 @@ import (
 
 // ReleaseHolds applies the `then` of every open request whose hold window has
 // passed, as a decision with decided_via "rule:NAME (window)". A hold whose option
-// is no longer offered (the owner edited the options) lapses: the request stays
-// with the operator. A request already past its expiry is left to Expire.
+// is no longer offered, or no longer has the effect it had when the hold was set
+// (the owner edited the options), lapses: the request stays with the operator. A request already past its expiry is left to Expire.
 // Conditional updates make it safe to run in several processes at once, and
 // against a concurrent decide. It returns how many it settled and when the next
 // window ends (zero when none is pending).
@@ -31,9 +31,9 @@ func (s *Store) ReleaseHolds(ctx context.Context, hooks ...DecisionHook) (int, t
 			if r.HoldThen == nil || r.HoldRule == nil {
 				return errRaced
 			}
-			if _, ok := r.Option(*r.HoldThen); !ok {
+			if why := r.holdBroken(); why != "" {
 				action = "edit"
-				return s.lapseHold(tx, r, now)
+				return s.lapseHold(tx, r, now, why)
 			}
 			d := Decision{Version: r.Version, Option: *r.HoldThen, By: ViaRule(*r.HoldRule), Via: ViaRuleWindow(*r.HoldRule)}
 			if err := s.resolve(tx, r, d, "decide"); err != nil {
@@ -71,19 +71,33 @@ func (s *Store) NextHold(ctx context.Context) (time.Time, error) {
 	return *next[0].HoldUntil, nil
 }
 
-// lapseHold drops a hold whose option is gone, raising the version: the HELD
-// mark the operator saw is gone.
-func (s *Store) lapseHold(tx *gorm.DB, r *Request, now time.Time) error {
+// holdBroken says why a held request's `then` may no longer be decided: its
+// option is gone, or its effect is not the one the rule chose at hold time
+// (a hold stored before effects were recorded has none, and lapses too). ""
+// when the option still stands.
+func (r *Request) holdBroken() string {
+	o, ok := r.Option(*r.HoldThen)
+	switch {
+	case !ok:
+		return "option " + quote(*r.HoldThen) + " is no longer offered"
+	case r.HoldEffect == nil || o.Effect != *r.HoldEffect:
+		return "option " + quote(*r.HoldThen) + " no longer has the effect the rule chose"
+	}
+	return ""
+}
+
+// lapseHold drops a hold whose option no longer stands, raising the version:
+// the HELD mark the operator saw is gone.
+func (s *Store) lapseHold(tx *gorm.DB, r *Request, now time.Time, why string) error {
 	res := tx.Model(&Request{}).Where("id = ? AND version = ? AND status = ?", r.ID, r.Version, StatusOpen).
-		Updates(map[string]any{"hold_until": nil, "hold_then": nil, "version": r.Version + 1, "updated_at": now})
+		Updates(map[string]any{"hold_until": nil, "hold_then": nil, "hold_effect": nil, "version": r.Version + 1, "updated_at": now})
 	if res.Error != nil {
 		return res.Error
 	}
 	if res.RowsAffected == 0 {
 		return errRaced
 	}
-	then := *r.HoldThen
-	r.HoldUntil, r.HoldThen, r.Version, r.UpdatedAt = nil, nil, r.Version+1, now
+	r.HoldUntil, r.HoldThen, r.HoldEffect, r.Version, r.UpdatedAt = nil, nil, nil, r.Version+1, now
 	return s.audit(tx, r, "hold_lapsed", ViaRule(*r.HoldRule), ViaRuleWindow(*r.HoldRule),
-		map[string]any{"rule": *r.HoldRule, "why": "option " + quote(then) + " is no longer offered"})
+		map[string]any{"rule": *r.HoldRule, "why": why})
 }

@@ -7,7 +7,8 @@ import (
 )
 
 // HoldSweeper ends hold windows on time. It sleeps until the next window ends and
-// wakes early when a request is filed (its hold may end sooner); it never polls.
+// wakes early when a request is filed or edited (its hold may end sooner); it
+// never polls.
 // Every process may run one: ReleaseHolds is safe to race.
 type HoldSweeper struct {
 	Store   *Store
@@ -47,7 +48,7 @@ func (h *HoldSweeper) Run(ctx context.Context) {
 				h.arm(timer, h.Store.Now())
 				continue
 			}
-			if (ch.Action != "create" && ch.Action != ActionResync) || !h.Store.Rules.Current().HasHold() {
+			if (ch.Action != "create" && ch.Action != "edit" && ch.Action != ActionResync) || !h.Store.Rules.Current().HasHold() {
 				continue
 			}
 			h.drain(sub)

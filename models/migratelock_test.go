@@ -3,6 +3,7 @@ package models_test
 import (
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/gatehousehq/gatehouse/models/modelstest"
@@ -32,6 +33,71 @@ func TestMigrateLockedConcurrently(t *testing.T) {
 			if err != nil {
 				t.Errorf("migration %d: %v", i, err)
 			}
+		}
+	})
+}
+
+// A database made when pending ids were unique across owners is re-keyed, its
+// grants kept, so another owner's id is free.
+func TestMigrateScopesPendingIDs(t *testing.T) {
+	modelstest.Each(t, func(t *testing.T, dialect string) {
+		db, err := models.OpenDB(modelstest.URL(t, dialect))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if sqlDB, err := db.DB(); err == nil {
+				sqlDB.Close()
+			}
+		})
+		// The old shape: grants keyed on pending_id alone, requests' pending_id unique.
+		ts := "timestamptz"
+		if dialect == "sqlite" {
+			ts = "datetime"
+		}
+		old := []string{
+			`CREATE TABLE grants (pending_id varchar(64) PRIMARY KEY, digest varchar(64) NOT NULL, owner_id varchar(40) NOT NULL,
+				request_id varchar(40) NOT NULL, sandbox varchar(128) NOT NULL, policy varchar(128) NOT NULL, middleware varchar(128) NOT NULL,
+				method varchar(32) NOT NULL, host varchar(255) NOT NULL, port bigint NOT NULL, path text NOT NULL, query text NOT NULL,
+				body_sha256 varchar(64) NOT NULL, state varchar(16) NOT NULL, created_at ` + ts + ` NOT NULL, expires_at ` + ts + ` NOT NULL, claimed_at ` + ts + `)`,
+			"CREATE INDEX idx_grants_digest ON grants (digest, owner_id)",
+			"CREATE UNIQUE INDEX idx_grants_request_id ON grants (request_id)",
+		}
+		for _, q := range old {
+			if err := db.Exec(q).Error; err != nil {
+				t.Fatal(err)
+			}
+		}
+		now := time.Now().UTC()
+		if err := db.Table("grants").Create(map[string]any{"pending_id": "kept_id", "digest": "d", "owner_id": "tok_a", "request_id": "req_a",
+			"sandbox": "s", "policy": "p", "middleware": "m", "method": "PUT", "host": "h", "port": 443, "path": "/", "query": "",
+			"body_sha256": "b", "state": "pending", "created_at": now, "expires_at": now}).Error; err != nil {
+			t.Fatal(err)
+		}
+		if err := models.Migrate(db); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Exec("CREATE UNIQUE INDEX idx_requests_pending_id ON requests (pending_id)").Error; err != nil {
+			t.Fatal(err)
+		}
+		if err := models.Migrate(db); err != nil {
+			t.Fatal(err)
+		}
+		m := db.Migrator()
+		if m.HasIndex(&models.Request{}, "idx_requests_pending_id") || !m.HasIndex(&models.Request{}, "idx_requests_owner_pending") {
+			t.Fatal("requests' pending ids are still unique across owners")
+		}
+		var kept models.Grant
+		if err := db.Where("owner_id = ? AND pending_id = ?", "tok_a", "kept_id").Take(&kept).Error; err != nil || kept.RequestID != "req_a" {
+			t.Fatalf("old grant: %+v %v", kept, err)
+		}
+		other := kept
+		other.OwnerID, other.RequestID = "tok_b", "req_b"
+		if err := db.Create(&other).Error; err != nil {
+			t.Fatalf("another owner's grant with the same pending id: %v", err)
+		}
+		if err := db.Create(&kept).Error; err == nil {
+			t.Fatal("the same owner's pending id twice was accepted")
 		}
 	})
 }

@@ -96,8 +96,8 @@ type Request struct {
 	Source         string            `gorm:"size:16"`
 	SourceRef      map[string]string `gorm:"serializer:json"`
 	RuntimeID      *string           `gorm:"size:40;index"`
-	PendingID      *string           `gorm:"size:64;uniqueIndex"`
-	OwnerID        string            `gorm:"size:40;not null;index;uniqueIndex:idx_requests_idem,priority:1"`
+	PendingID      *string           `gorm:"size:64;uniqueIndex:idx_requests_owner_pending,priority:2"`
+	OwnerID        string            `gorm:"size:40;not null;index;uniqueIndex:idx_requests_idem,priority:1;uniqueIndex:idx_requests_owner_pending,priority:1"`
 	IdempotencyKey *string           `gorm:"size:200;uniqueIndex:idx_requests_idem,priority:2"`
 	CreatedBy      string            `gorm:"size:200;not null"`
 	CreatedAt      time.Time         `gorm:"not null;index"`
@@ -110,10 +110,12 @@ type Request struct {
 	Attempts       int     `gorm:"not null;default:0"`
 	// A hold (set at filing by a rule with action hold): the request goes to the
 	// operator, and if it is still open at HoldUntil, HoldThen (an offered option
-	// id) is decided with decided_via "rule:HoldRule (window)".
-	HoldRule  *string    `gorm:"size:100"`
-	HoldUntil *time.Time `gorm:"index"`
-	HoldThen  *string    `gorm:"size:64"`
+	// id) is decided with decided_via "rule:HoldRule (window)". HoldEffect is that
+	// option's effect when the hold was set: if an edit changes it, the hold lapses.
+	HoldRule   *string    `gorm:"size:100"`
+	HoldUntil  *time.Time `gorm:"index"`
+	HoldThen   *string    `gorm:"size:64"`
+	HoldEffect *string    `gorm:"size:16"`
 }
 
 // Held reports whether the request is open and waiting out a rule's hold window.

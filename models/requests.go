@@ -202,8 +202,15 @@ type Patch struct {
 }
 
 // PatchRequest changes what the operator sees and raises the version.
-func (s *Store) PatchRequest(ctx context.Context, id string, by Principal, p Patch) (*Request, error) {
+//
+// The rules in force judge the edited request as they judge a filing, so an
+// edit cannot turn a rule's outcome into another: a hold follows the edit (set,
+// kept, moved to another rule, or lapsed to the operator when nothing holds it
+// now; never later than before), and an approve or deny is decided at once
+// after the edit commits, through Decide with hooks.
+func (s *Store) PatchRequest(ctx context.Context, id string, by Principal, p Patch, hooks ...DecisionHook) (*Request, error) {
 	var r *Request
+	var v Verdict
 	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var err error
 		if r, err = load(tx, id); err != nil {
@@ -241,22 +248,29 @@ func (s *Store) PatchRequest(ctx context.Context, id string, by Principal, p Pat
 		}
 		next.Version++
 		next.UpdatedAt = s.now()
+		v = s.Rules.Current().Evaluate(&next)
+		lapsed := v.rehold(&next, r, next.UpdatedAt)
 		res := tx.Model(&Request{}).Where("id = ? AND version = ? AND status = ?", r.ID, r.Version, StatusOpen).
-			Select("title", "summary", "detail", "options", "default_option", "version", "updated_at").Updates(&next)
+			Select("title", "summary", "detail", "options", "default_option", "version", "updated_at",
+				"hold_rule", "hold_until", "hold_then", "hold_effect").Updates(&next)
 		if res.Error != nil {
 			return res.Error
 		}
 		if res.RowsAffected == 0 {
 			return s.lostRace(tx, id)
 		}
+		was := r
 		r = &next
-		return s.audit(tx, r, "edit", by.Label(), ViaAPI, nil)
+		if err := s.audit(tx, r, "edit", by.Label(), ViaAPI, nil); err != nil {
+			return err
+		}
+		return s.auditRejudge(tx, was, r, v, lapsed)
 	})
 	if err != nil {
 		return nil, err
 	}
 	s.announce(r, "edit")
-	return r, nil
+	return s.applyVerdict(ctx, r, v, hooks), nil
 }
 
 // checkOpen returns the error for acting on a request that is no longer open.

@@ -59,6 +59,7 @@ type Verdict struct {
 	Line     int           // where that rule is written
 	Action   string        // approve, deny or hold; "" when the request goes to the operator
 	Option   string        // the option decided (for a hold: at the end of its window)
+	Effect   string        // that option's effect as the request offers it now
 	Window   time.Duration // hold only
 	Deferred string        // why a rule that matched still left the request to the operator
 }
@@ -114,7 +115,8 @@ func (rs *Rules) Evaluate(r *Request) Verdict {
 			v.Deferred = why
 			return v
 		}
-		v.Action, v.Option = ru.Action, opt
+		o, _ := r.Option(opt)
+		v.Action, v.Option, v.Effect = ru.Action, opt, o.Effect
 		if ru.Action == RuleHold {
 			v.Window = ru.Window
 		}

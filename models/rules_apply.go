@@ -14,8 +14,60 @@ func (v Verdict) hold(r *Request, now time.Time) {
 	if v.Action != RuleHold {
 		return
 	}
-	name, then, until := v.Rule, v.Option, now.Add(v.Window)
-	r.HoldRule, r.HoldThen, r.HoldUntil = &name, &then, &until
+	name, then, effect, until := v.Rule, v.Option, v.Effect, now.Add(v.Window)
+	r.HoldRule, r.HoldThen, r.HoldEffect, r.HoldUntil = &name, &then, &effect, &until
+}
+
+// rehold sets the hold of an edited request (next) from the rules' verdict on
+// it: the filer's edit is judged as a filing would be, so rewording or
+// re-labelling cannot keep a hold whose rule no longer applies. A new hold never
+// ends later than the one it replaces, so edits cannot postpone a window; and a
+// hold kept on the same option keeps the effect it was set with, so re-labelling
+// that option (deny now "allow") lapses it instead. It returns why the old hold
+// lapsed, or "".
+func (v Verdict) rehold(next, was *Request, now time.Time) string {
+	next.HoldRule, next.HoldThen, next.HoldEffect, next.HoldUntil = nil, nil, nil, nil
+	if !was.Held() {
+		v.hold(next, now)
+		return ""
+	}
+	switch {
+	case v.Action == RuleApprove || v.Action == RuleDeny:
+		return "rule " + quote(v.Rule) + " decides the edited request"
+	case v.Action != RuleHold:
+		return "the edited request is no longer held by any rule"
+	case v.Rule == *was.HoldRule && v.Option == *was.HoldThen && (was.HoldEffect == nil || v.Effect != *was.HoldEffect):
+		return "option " + quote(v.Option) + " no longer has the effect the rule chose"
+	}
+	v.hold(next, now)
+	if was.HoldUntil.Before(*next.HoldUntil) {
+		until := *was.HoldUntil
+		next.HoldUntil = &until
+	}
+	return ""
+}
+
+// auditRejudge records, in an edit's transaction, what the rules made of the
+// edited request: a hold that lapsed (why), a new hold, or a rule that deferred.
+func (s *Store) auditRejudge(tx *gorm.DB, was, next *Request, v Verdict, why string) error {
+	if why != "" {
+		if err := s.audit(tx, next, "hold_lapsed", ViaRule(*was.HoldRule), ViaRule(*was.HoldRule),
+			map[string]any{"rule": *was.HoldRule, "why": why}); err != nil {
+			return err
+		}
+	}
+	if !next.Held() && v.Action == RuleHold {
+		return nil // the lapse said it all
+	}
+	if sameHold(was, next) {
+		return nil // still held as before: nothing new to say
+	}
+	return s.auditVerdict(tx, next, v)
+}
+
+func sameHold(a, b *Request) bool {
+	return a.Held() && b.Held() && *a.HoldRule == *b.HoldRule && *a.HoldThen == *b.HoldThen &&
+		a.HoldUntil.Equal(*b.HoldUntil) && a.HoldEffect != nil && b.HoldEffect != nil && *a.HoldEffect == *b.HoldEffect
 }
 
 // auditVerdict records, in the filing's transaction, a hold or a rule that

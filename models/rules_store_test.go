@@ -171,17 +171,21 @@ func TestRulesDecide(t *testing.T) {
 
 		t.Run("hold: its option withdrawn, the hold lapses to the operator", func(t *testing.T) {
 			r := file(t, s, p, models.NewRequest{Title: "deploy"})
-			opts := []models.Option{{ID: "yes", Label: "Yes", Effect: "allow"}, {ID: "deny", Label: "Deny", Effect: "deny"}}
+			// No option allows now: the edit is judged, the rule defers, the hold lapses.
+			opts := []models.Option{{ID: "maybe", Label: "Maybe"}, {ID: "deny", Label: "Deny", Effect: "deny"}}
 			if _, err := s.PatchRequest(ctx, r.ID, p, models.Patch{Options: &opts}); err != nil {
 				t.Fatal(err)
 			}
 			*clock = clock.Add(3 * time.Minute)
-			if n, _, err := s.ReleaseHolds(ctx); n != 1 || err != nil {
+			if n, _, err := s.ReleaseHolds(ctx); n != 0 || err != nil {
 				t.Fatalf("%d %v", n, err)
 			}
 			got, _ := s.GetRequest(ctx, r.ID)
-			if got.Status != models.StatusOpen || got.Held() || got.Version != 3 {
+			if got.Status != models.StatusOpen || got.Held() || got.Version != 2 {
 				t.Fatalf("%+v", got)
+			}
+			if trail := actions(t, s, r.ID); !equal(trail, []string{"create/api", "hold/rule:wait-deploy", "edit/api", "hold_lapsed/rule:wait-deploy", "rule_deferred/rule:wait-deploy"}) {
+				t.Fatalf("trail %v", trail)
 			}
 		})
 

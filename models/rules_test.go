@@ -68,23 +68,23 @@ func TestRulesEvaluate(t *testing.T) {
 	}{
 		{"nothing matches: the operator decides", req(func(r *models.Request) { r.Tool, r.Command = "Bash", "rm -rf /" }), models.Verdict{}, ""},
 		{"deny by command", req(func(r *models.Request) { r.Tool, r.Command = "Bash", "git push origin main --force" }),
-			models.Verdict{Rule: "deny-force-push", Line: 2, Action: "deny", Option: "deny"}, ""},
+			models.Verdict{Rule: "deny-force-push", Line: 2, Action: "deny", Option: "deny", Effect: "deny"}, ""},
 		{"first match wins", req(func(r *models.Request) { r.Tool, r.Command, r.Risk = "Bash", "git status", "high" }),
-			models.Verdict{Rule: "approve-git-read", Line: 7, Action: "approve", Option: "once"}, ""},
+			models.Verdict{Rule: "approve-git-read", Line: 7, Action: "approve", Option: "once", Effect: "allow"}, ""},
 		{"tool must match exactly", req(func(r *models.Request) { r.Tool, r.Command = "bash", "git status" }), models.Verdict{}, ""},
 		{"text matches the summary", req(func(r *models.Request) {
 			r.Summary = "Please RUN THE TESTS"
 			r.Options = append(allowDeny(), models.Option{ID: "always", Label: "Always", Effect: "allow"})
-		}), models.Verdict{Rule: "always-for-tests", Line: 12, Action: "approve", Option: "always"}, ""},
+		}), models.Verdict{Rule: "always-for-tests", Line: 12, Action: "approve", Option: "always", Effect: "allow"}, ""},
 		{"named option not offered: defers", req(func(r *models.Request) { r.Title = "run the tests" }),
 			models.Verdict{Rule: "always-for-tests", Line: 12}, `does not offer option "always"`},
 		{"hold picks then", req(func(r *models.Request) { r.Risk = "high" }),
-			models.Verdict{Rule: "hold-deploys", Line: 17, Action: "hold", Option: "deny", Window: 2 * time.Minute}, ""},
+			models.Verdict{Rule: "hold-deploys", Line: 17, Action: "hold", Option: "deny", Effect: "deny", Window: 2 * time.Minute}, ""},
 		{"kind list", req(func(r *models.Request) { r.Kind, r.Risk = "question", "high" }), models.Verdict{}, ""},
 		{"runtime by filer name", req(func(r *models.Request) { r.CreatedBy = "runtime:ci" }),
-			models.Verdict{Rule: "ci-runtime", Line: 24, Action: "hold", Option: "once", Window: 30 * time.Second}, ""},
+			models.Verdict{Rule: "ci-runtime", Line: 24, Action: "hold", Option: "once", Effect: "allow", Window: 30 * time.Second}, ""},
 		{"runtime by runtime id", req(func(r *models.Request) { r.RuntimeID = ptr("ci") }),
-			models.Verdict{Rule: "ci-runtime", Line: 24, Action: "hold", Option: "once", Window: 30 * time.Second}, ""},
+			models.Verdict{Rule: "ci-runtime", Line: 24, Action: "hold", Option: "once", Effect: "allow", Window: 30 * time.Second}, ""},
 		{"no deny option: defers", req(func(r *models.Request) {
 			r.Tool, r.Command = "Bash", "git push --force"
 			r.Options = []models.Option{{ID: "once", Label: "Allow", Effect: "allow"}}

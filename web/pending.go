@@ -11,7 +11,7 @@ import (
 // Grants is what the pending-grant routes need of the store.
 type Grants interface {
 	CreatePending(ctx context.Context, p models.Principal, n models.NewGrant, hooks ...models.DecisionHook) (*models.Grant, *models.Request, error)
-	GetGrant(ctx context.Context, pendingID string) (*models.Grant, *models.Request, error)
+	GetGrant(ctx context.Context, owner, pendingID string) (*models.Grant, *models.Request, error)
 	ClaimGrant(ctx context.Context, p models.Principal, t models.Target) (*models.Grant, error)
 }
 
@@ -124,14 +124,8 @@ func agentRefusal(code string, g *models.Grant) agentBody {
 	return b
 }
 
-// visibleGrant loads a grant the caller owns, or answers not_found.
+// visibleGrant loads a grant the caller owns, or answers not_found: pending ids
+// are scoped to their owner, so another runtime's is simply not there.
 func (s *Server) visibleGrant(c echo.Context, id string) (*models.Grant, *models.Request, error) {
-	g, r, err := s.grants.GetGrant(c.Request().Context(), id)
-	if err != nil {
-		return nil, nil, err
-	}
-	if g.OwnerID != Principal(c).ID {
-		return nil, nil, models.Errorf(models.ECodeNotFound, "no pending grant %s", id)
-	}
-	return g, r, nil
+	return s.grants.GetGrant(c.Request().Context(), Principal(c).ID, id)
 }

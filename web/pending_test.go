@@ -108,6 +108,8 @@ func mergeBody(sandbox string) map[string]any {
 
 type filed struct {
 	PendingID string `json:"pending_id"`
+	Status    string `json:"status"`
+	ClaimNow  bool   `json:"claim_now"`
 	ExpiresAt string `json:"expires_at"`
 	Digest    string `json:"digest"`
 	RequestID string `json:"request_id"`
@@ -182,6 +184,22 @@ func TestPendingRoutes(t *testing.T) {
 			}
 			if code := e.call(t, "POST", "/v1/pending", e.agent, mergeBody("sb-owner"), &st); code != http.StatusForbidden {
 				t.Fatalf("agent filing: %d", code)
+			}
+		})
+
+		t.Run("another runtime's pending id is free: a collision reveals nothing", func(t *testing.T) {
+			body := mergeBody("sb-scope")
+			body["pending_id"] = "scoped_id"
+			mine := e.file(t, body)
+			var theirs filed
+			if code := e.call(t, "POST", "/v1/pending", e.other, body, &theirs); code != http.StatusCreated || theirs.PendingID != "scoped_id" || theirs.RequestID == mine.RequestID {
+				t.Fatalf("other runtime, same id: %d %+v", code, theirs)
+			}
+			for tok, want := range map[string]string{e.runtime: mine.RequestID, e.other: theirs.RequestID} {
+				var st pendingAnswer
+				if code := e.call(t, "GET", "/v1/pending/scoped_id", tok, nil, &st); code != 200 || st.RequestID != want {
+					t.Fatalf("GET as owner: %d %+v, want %s", code, st, want)
+				}
 			}
 		})
 
@@ -327,4 +345,60 @@ func TestPendingExpiredClaim(t *testing.T) {
 	if code := e.call(t, "POST", "/v1/pending/claim", e.runtime, body, &c); code != 404 || c["error"] != "no_grant" {
 		t.Fatalf("second claim: %d %v", code, c)
 	}
+}
+
+// TestPendingFiledByRule: when a rule decides the approval at filing, the answer
+// says so: approved means claim now, denied hands on the refusal.
+func TestPendingFiledByRule(t *testing.T) {
+	modelstest.Each(t, func(t *testing.T, dialect string) {
+		e := newPendingEnv(t, dialect)
+		rs, err := models.ParseRules("rules.yaml", []byte(`rules:
+  - name: no-delete
+    match: {tool: http, command: '^DELETE '}
+    action: deny
+  - name: merges-ok
+    match: {tool: http, command: '/merge$'}
+    action: approve
+`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.store.Rules = models.NewRuleSet(rs)
+
+		t.Run("approved: no agent body, claim now, and the claim releases", func(t *testing.T) {
+			body := mergeBody("sb-rule")
+			f := e.file(t, body)
+			if f.Status != "approved" || !f.ClaimNow || f.Response.Status != 0 {
+				t.Fatalf("filed = %+v", f)
+			}
+			var c struct {
+				Released bool `json:"released"`
+			}
+			if code := e.call(t, "POST", "/v1/pending/claim", e.runtime, body, &c); code != http.StatusOK || !c.Released {
+				t.Fatalf("claim: %d %+v", code, c)
+			}
+		})
+
+		t.Run("denied: the refusal to hand on", func(t *testing.T) {
+			body := mergeBody("sb-rule")
+			body["method"] = "DELETE"
+			f := e.file(t, body)
+			if f.Status != "denied" || f.ClaimNow || f.Response.Status != 403 || f.Response.Body["error"] != "approval_denied" {
+				t.Fatalf("filed = %+v", f)
+			}
+			var st pendingAnswer
+			if code := e.call(t, "GET", "/v1/pending/"+f.PendingID, e.runtime, nil, &st); code != http.StatusOK || st.Status != "denied" {
+				t.Fatalf("get: %d %+v", code, st)
+			}
+		})
+
+		t.Run("no rule: pending as before", func(t *testing.T) {
+			body := mergeBody("sb-rule")
+			body["path"] = "/repos/acme/widgets/pulls/7"
+			f := e.file(t, body)
+			if f.Status != "pending" || f.ClaimNow || f.Response.Status != 403 || f.Response.Body["error"] != "approval_pending" {
+				t.Fatalf("filed = %+v", f)
+			}
+		})
+	})
 }

@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/labstack/echo/v4"
@@ -31,9 +32,14 @@ func (s *Server) patchRequest(c echo.Context) error {
 		opts := toModelOptions(*in.Options)
 		p.Options = &opts
 	}
-	r, err = s.store.PatchRequest(c.Request().Context(), r.ID, Principal(c), p)
+	// The rules judge the edit: a decision they take runs the server's hooks
+	// and is counted like any other.
+	r, err = s.store.PatchRequest(c.Request().Context(), r.ID, Principal(c), p, s.hooks...)
 	if err != nil {
 		return err
+	}
+	if r.Status == models.StatusResolved && r.DecidedVia != nil && strings.HasPrefix(*r.DecidedVia, "rule:") {
+		s.metrics.countDecision(r, nil)
 	}
 	return c.JSON(http.StatusOK, toAPIRequest(r))
 }

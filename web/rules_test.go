@@ -174,3 +174,50 @@ func TestRulesOverHTTP(t *testing.T) {
 		}
 	})
 }
+
+// TestRulesJudgeEditsOverHTTP: the reviewer's repro. A PATCH cannot turn "hold,
+// then deny" into an allow, and a PATCH into a deny rule is denied at once
+// (with the server's decision hooks).
+func TestRulesJudgeEditsOverHTTP(t *testing.T) {
+	modelstest.Each(t, func(t *testing.T, dialect string) {
+		s := newRulesServer(t, dialect, `rules:
+  - name: no-drop
+    match: {text: drop}
+    action: deny
+  - name: risky
+    match: {text: deploy}
+    action: hold
+    window: 1s
+    then: deny
+`)
+		type rec struct {
+			ID         string  `json:"id"`
+			Status     string  `json:"status"`
+			Decision   *string `json:"decision"`
+			DecidedVia *string `json:"decided_via"`
+			Hold       *struct {
+				Then string `json:"then"`
+			} `json:"hold"`
+		}
+		var r rec
+		if code := call(t, "POST", s.url+"/v1/requests", s.agent, `{"title": "deploy prod", "options": [{"id": "once", "label": "Allow", "effect": "allow"}, {"id": "deny", "label": "Deny", "effect": "deny"}]}`, &r); code != http.StatusCreated || r.Hold == nil || r.Hold.Then != "deny" {
+			t.Fatalf("file: %d %+v", code, r)
+		}
+		var got rec
+		edit := `{"title": "harmless", "options": [{"id": "deny", "label": "Go ahead", "effect": "allow"}]}`
+		if code := call(t, "PATCH", s.url+"/v1/requests/"+r.ID, s.agent, edit, &got); code != http.StatusOK || got.Hold != nil || got.Status != "open" {
+			t.Fatalf("patch: %d %+v", code, got)
+		}
+
+		if code := call(t, "POST", s.url+"/v1/requests", s.agent, `{"title": "hello", "options": [{"id": "once", "label": "Allow", "effect": "allow"}, {"id": "deny", "label": "Deny", "effect": "deny"}], "default_option": "deny"}`, &r); code != http.StatusCreated || r.Status != "open" {
+			t.Fatalf("file: %d %+v", code, r)
+		}
+		if code := call(t, "PATCH", s.url+"/v1/requests/"+r.ID, s.agent, `{"title": "drop the table", "default_option": "once"}`, &got); code != http.StatusOK ||
+			got.Status != "resolved" || *got.Decision != "deny" || *got.DecidedVia != "rule:no-drop" {
+			t.Fatalf("patch into a deny rule: %d %+v", code, got)
+		}
+		if id := <-s.hooked; id != r.ID {
+			t.Fatalf("hook ran for %s", id)
+		}
+	})
+}

@@ -24,7 +24,7 @@ type Store interface {
 	CreateRequest(ctx context.Context, p models.Principal, n models.NewRequest, idemKey string, hooks ...models.DecisionHook) (*models.Request, bool, error)
 	GetRequest(ctx context.Context, id string) (*models.Request, error)
 	ListRequests(ctx context.Context, f models.ListFilter) ([]models.Request, string, error)
-	PatchRequest(ctx context.Context, id string, by models.Principal, p models.Patch) (*models.Request, error)
+	PatchRequest(ctx context.Context, id string, by models.Principal, p models.Patch, hooks ...models.DecisionHook) (*models.Request, error)
 	Withdraw(ctx context.Context, id string, by models.Principal, status string) (*models.Request, error)
 	Decide(ctx context.Context, id string, d models.Decision, hooks ...models.DecisionHook) (*models.Request, error)
 	AuditTrail(ctx context.Context, id string) ([]models.Audit, error)
