@@ -85,10 +85,10 @@ type Request struct {
 	Risk           string `gorm:"size:8"`
 	Tool           string `gorm:"size:128"`
 	Command        string
-	Options        []Option          `gorm:"serializer:json"`
-	AllowAnswer    bool              `gorm:"not null;default:false"`
-	DefaultOption  string            `gorm:"size:64"`
-	Decision       *string           `gorm:"size:64"`
+	Options        []Option `gorm:"serializer:json"`
+	AllowAnswer    bool     `gorm:"not null;default:false"`
+	DefaultOption  string   `gorm:"size:64"`
+	Decision       *string  `gorm:"size:64"`
 	Answer         *string
 	Note           *string
 	Source         string            `gorm:"size:16"`

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/gatehousehq/gatehouse/client"
+)
+
+// Exit codes of ask, for scripts.
+const (
+	exitAllow   = 0
+	exitDeny    = 1
+	exitExpired = 2
+	exitError   = 3
+)
+
+// optionFlags collects repeated --option id:label[:effect].
+type optionFlags []client.Option
+
+func (o *optionFlags) String() string { return fmt.Sprint(*o) }
+
+func (o *optionFlags) Set(v string) error {
+	parts := strings.SplitN(v, ":", 3)
+	if len(parts) < 2 || parts[0] == "" || parts[1] == "" {
+		return errors.New("want id:label or id:label:effect")
+	}
+	opt := client.Option{ID: parts[0], Label: parts[1]}
+	if len(parts) == 3 {
+		opt.Effect = parts[2]
+	}
+	*o = append(*o, opt)
+	return nil
+}
+
+// runAsk files a request, waits for the decision (re-issuing the long-poll as
+// needed) and exits 0 for allow, 1 for deny, 2 for expired or timed out, 3 for
+// errors.
+func runAsk(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("ask", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	url := fs.String("url", env("GATEHOUSE_URL", "http://127.0.0.1:8080"), "server URL (GATEHOUSE_URL)")
+	token := fs.String("token", env("GATEHOUSE_TOKEN", ""), "agent or runtime token (GATEHOUSE_TOKEN)")
+	title := fs.String("title", "", "what the operator is asked (required)")
+	summary := fs.String("summary", "", "a line of context")
+	detailFile := fs.String("detail-file", "", "a file whose text is the request's detail")
+	kind := fs.String("kind", "approval", "approval, question, permission, …")
+	risk := fs.String("risk", "", "low, medium or high")
+	timeout := fs.Duration("timeout", 10*time.Minute, "how long to wait; the request expires then too")
+	asJSON := fs.Bool("json", false, "print the final record as JSON")
+	var opts optionFlags
+	fs.Var(&opts, "option", "an option id:label:effect (repeatable; default allow/deny)")
+	if err := fs.Parse(args); err != nil {
+		return exitError
+	}
+	if *title == "" {
+		fmt.Fprintln(stderr, "gatehouse ask: --title is required")
+		return exitError
+	}
+	if len(opts) == 0 {
+		opts = optionFlags{{ID: "allow", Label: "Allow", Effect: "allow"}, {ID: "deny", Label: "Deny", Effect: "deny"}}
+	}
+	n := client.NewRequest{Kind: *kind, Title: *title, Summary: *summary, Risk: *risk, Options: opts, Source: "host",
+		ExpiresIn: int64(max(*timeout/time.Second, 1))}
+	if *detailFile != "" {
+		b, err := os.ReadFile(*detailFile)
+		if err != nil {
+			fmt.Fprintln(stderr, "gatehouse ask:", err)
+			return exitError
+		}
+		n.Detail = string(b)
+	}
+	c := client.New(*url, *token)
+	r, err := c.File(ctx, n, "")
+	if err != nil {
+		fmt.Fprintln(stderr, "gatehouse ask:", err)
+		return exitError
+	}
+	fmt.Fprintf(stderr, "gatehouse ask: waiting for a decision on %s (%s)\n", r.ID, *title)
+	waitCtx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	final, err := c.WaitSettled(waitCtx, r.ID)
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+			// Withdraw it, so the inbox shows no request nobody waits for.
+			cctx, ccancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer ccancel()
+			_, _ = c.Cancel(cctx, r.ID)
+			fmt.Fprintln(stderr, "gatehouse ask: no decision in time")
+			return exitExpired
+		}
+		fmt.Fprintln(stderr, "gatehouse ask:", err)
+		return exitError
+	}
+	return reportDecision(final, *asJSON, stdout)
+}
+
+func reportDecision(r *client.Request, asJSON bool, stdout io.Writer) int {
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(r)
+	} else {
+		switch {
+		case r.Decision != nil:
+			fmt.Fprintln(stdout, *r.Decision)
+		case r.Answer != nil:
+			fmt.Fprintln(stdout, *r.Answer)
+		default:
+			fmt.Fprintln(stdout, r.Status)
+		}
+	}
+	if r.Status != "resolved" {
+		return exitExpired
+	}
+	if r.Effect() == "deny" {
+		return exitDeny
+	}
+	return exitAllow
+}

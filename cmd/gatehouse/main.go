@@ -1,0 +1,66 @@
+// Command gatehouse is the operator's inbox for AI agents: the server and the
+// tools around it, as subcommands of one binary.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+const usage = `gatehouse: the operator's inbox for AI agents
+
+Usage:
+  gatehouse serve [--addr 127.0.0.1:8080] [--database sqlite:gatehouse.db|postgres://…] [--base-url URL] [--rules FILE]
+  gatehouse token create --role operator|runtime|agent --name NAME [--database URL]
+  gatehouse token list [--database URL]
+  gatehouse token revoke ID|NAME [--database URL]
+  gatehouse ask --title "…" [--option id:label:effect]… [--timeout 10m] [--url URL] [--token T]
+
+Run "gatehouse COMMAND -h" for a command's flags.
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// command is one subcommand: it returns the process's exit code.
+type command func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int
+
+func commands() map[string]command {
+	return map[string]command{
+		"serve": runServe,
+		"token": runToken,
+		"ask":   runAsk,
+	}
+}
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	cmd, ok := commands()[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "gatehouse: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+	return cmd(ctx, args[1:], stdin, stdout, stderr)
+}
+
+// env returns the environment variable's value, or def.
+func env(name, def string) string {
+	if v, ok := os.LookupEnv(name); ok && v != "" {
+		return v
+	}
+	return def
+}
+
+// defaultDatabase is the embedded database every command uses by default.
+func defaultDatabase() string { return env("GATEHOUSE_DATABASE", "sqlite:gatehouse.db") }

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/web"
+)
+
+// serveConfig is everything serve reads from flags and the environment.
+type serveConfig struct {
+	Addr                string
+	Database            string
+	BaseURL             string
+	Rules               string
+	MaxWaiters          int
+	MaxWaitersPerCaller int
+	DefaultExpiry       time.Duration
+	MaxExpiry           time.Duration
+}
+
+func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
+	var c serveConfig
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&c.Addr, "addr", env("GATEHOUSE_ADDR", "127.0.0.1:8080"), "listen address (GATEHOUSE_ADDR)")
+	fs.StringVar(&c.Database, "database", defaultDatabase(), "sqlite:PATH or postgres://… (GATEHOUSE_DATABASE)")
+	fs.StringVar(&c.BaseURL, "base-url", env("GATEHOUSE_BASE_URL", ""), "public URL of the server (GATEHOUSE_BASE_URL; default http://ADDR)")
+	fs.StringVar(&c.Rules, "rules", env("GATEHOUSE_RULES", ""), "YAML rules file (GATEHOUSE_RULES)")
+	fs.IntVar(&c.MaxWaiters, "max-waiters", envInt("GATEHOUSE_MAX_WAITERS", 20000), "long-polls held at once, in all (GATEHOUSE_MAX_WAITERS)")
+	fs.IntVar(&c.MaxWaitersPerCaller, "max-waiters-per-caller", envInt("GATEHOUSE_MAX_WAITERS_PER_CALLER", 1000), "long-polls one caller may hold (GATEHOUSE_MAX_WAITERS_PER_CALLER)")
+	fs.DurationVar(&c.DefaultExpiry, "default-expiry", envDuration("GATEHOUSE_DEFAULT_EXPIRY", time.Hour), "expiry of a request that asks for none (GATEHOUSE_DEFAULT_EXPIRY)")
+	fs.DurationVar(&c.MaxExpiry, "max-expiry", envDuration("GATEHOUSE_MAX_EXPIRY", 7*24*time.Hour), "the longest expiry a filer may ask for (GATEHOUSE_MAX_EXPIRY)")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("serve takes no arguments, got %q", fs.Args())
+	}
+	return c, nil
+}
+
+func envInt(name string, def int) int {
+	if n, err := strconv.Atoi(env(name, "")); err == nil {
+		return n
+	}
+	return def
+}
+
+func envDuration(name string, def time.Duration) time.Duration {
+	if d, err := time.ParseDuration(env(name, "")); err == nil {
+		return d
+	}
+	return def
+}
+
+// runServe runs the server until ctx ends, then shuts down gracefully: waits are
+// released first, then in-flight calls finish.
+func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	cfg, err := parseServe(args, stderr)
+	if err != nil {
+		return 2
+	}
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	slog.SetDefault(log)
+	if err := serve(ctx, cfg, stdout); err != nil {
+		log.Error("serve", "err", err)
+		return 1
+	}
+	return 0
+}
+
+func serve(ctx context.Context, cfg serveConfig, stdout io.Writer) error {
+	changes := models.NewChanges()
+	store, closeDB, err := openStore(cfg.Database, changes)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	store.DefaultExpiry, store.MaxExpiry = cfg.DefaultExpiry, cfg.MaxExpiry
+
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return err
+	}
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = "http://" + ln.Addr().String()
+	}
+	srv, err := web.New(web.Config{
+		BaseURL: cfg.BaseURL, MaxWaiters: cfg.MaxWaiters, MaxWaitersPerCaller: cfg.MaxWaitersPerCaller,
+	}, web.Deps{Store: store, Watcher: changes, DB: store.DB})
+	if err != nil {
+		ln.Close()
+		return err
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var bg sync.WaitGroup
+	sweeper := &models.Sweeper{Store: store, Changes: changes}
+	bg.Go(func() { sweeper.Run(ctx) })
+
+	httpSrv := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- httpSrv.Serve(ln) }()
+	slog.Info("gatehouse listening", "addr", ln.Addr().String(), "base_url", cfg.BaseURL, "database", redact(cfg.Database))
+	fmt.Fprintf(stdout, "gatehouse listening on %s\n", cfg.BaseURL)
+	if err := printLoginURL(ctx, store, cfg.BaseURL, stdout); err != nil {
+		slog.Error("login URL", "err", err)
+	}
+
+	select {
+	case err = <-serveErr:
+	case <-ctx.Done():
+	}
+	slog.Info("gatehouse stopping")
+	srv.Close() // answer every long-poll now, so Shutdown need not wait for them
+	shutCtx, shutCancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer shutCancel()
+	if serr := httpSrv.Shutdown(shutCtx); serr != nil && err == nil {
+		err = serr
+	}
+	cancel()
+	bg.Wait()
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
+
+// printLoginURL prints a one-time login URL while no operator token exists, so
+// the first person at the console can reach the page.
+func printLoginURL(ctx context.Context, store *models.Store, baseURL string, stdout io.Writer) error {
+	has, err := store.HasOperator(ctx)
+	if err != nil || has {
+		return err
+	}
+	ticket, err := store.CreateLoginTicket(ctx, web.LoginTicketTTL)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "No operator token exists yet. Open this one-time login URL (valid %s):\n  %s/login?token=%s\n", web.LoginTicketTTL, baseURL, ticket)
+	return nil
+}
+
+// redact hides a password in a database URL for logs.
+func redact(database string) string {
+	if u, err := url.Parse(database); err == nil && u.User != nil {
+		return u.Redacted()
+	}
+	return database
+}

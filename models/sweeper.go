@@ -1,0 +1,69 @@
+package models
+
+import (
+	"context"
+	"log/slog"
+	"time"
+)
+
+// Subscriber gives a sweeper the change announcements.
+type Subscriber interface {
+	Subscribe(n int) *Subscription
+}
+
+// Sweeper settles requests at their expiry. It sleeps until the next expiry it
+// knows of, and a new request makes it look again, so nothing waits on a poll
+// interval and nothing stays open past its time by more than a moment.
+type Sweeper struct {
+	Store   *Store
+	Changes Subscriber
+	Hooks   []DecisionHook
+	// MaxSleep bounds a sleep, so a request filed by another replica (whose
+	// announcement this process might not see) is still settled on time enough.
+	MaxSleep time.Duration
+	// Settled, if set, is told how many requests each sweep settled (tests, metrics).
+	Settled func(n int)
+}
+
+// Run sweeps until ctx ends.
+func (w *Sweeper) Run(ctx context.Context) {
+	if w.MaxSleep <= 0 {
+		w.MaxSleep = time.Minute
+	}
+	sub := w.Changes.Subscribe(256)
+	defer func() { sub.Close() }()
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ch, ok := <-sub.C:
+			if !ok { // dropped for lagging: resubscribe and look again
+				sub = w.Changes.Subscribe(256)
+			} else if ch.Action != "create" {
+				continue
+			}
+			// A new request may expire before the timer fires; coalesce a
+			// burst of creates into one look shortly after.
+			timer.Reset(50 * time.Millisecond)
+			continue
+		case <-timer.C:
+		}
+		n, next, err := w.Store.Expire(ctx, w.Hooks...)
+		if err != nil && ctx.Err() == nil {
+			slog.Error("expiry sweep", "err", err)
+		}
+		if w.Settled != nil {
+			w.Settled(n)
+		}
+		sleep := w.MaxSleep
+		if !next.IsZero() {
+			if d := time.Until(next) + 5*time.Millisecond; d < sleep {
+				sleep = max(d, 0)
+			}
+		}
+		// Since Go 1.23 Reset discards a stale tick; no drain is needed.
+		timer.Reset(sleep)
+	}
+}

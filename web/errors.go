@@ -1,0 +1,122 @@
+package web
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/gatehousehq/gatehouse/models"
+	"github.com/labstack/echo/v4"
+)
+
+// Codes that only the HTTP layer produces.
+const (
+	codeInvalidJSON    = "invalid_json"
+	codeBodyTooLarge   = "body_too_large"
+	codeTooManyWaiters = "too_many_waiters"
+	codeRouteNotFound  = "route_not_found"
+	codeMethod         = "method_not_allowed"
+	codeShuttingDown   = "shutting_down"
+)
+
+// statusOf is the one table from error code to HTTP status.
+var statusOf = map[string]int{
+	models.ECodeInvalid:         http.StatusBadRequest,
+	codeInvalidJSON:             http.StatusBadRequest,
+	models.ECodeNotFound:        http.StatusNotFound,
+	codeRouteNotFound:           http.StatusNotFound,
+	codeMethod:                  http.StatusMethodNotAllowed,
+	models.ECodeVersionConflict: http.StatusConflict,
+	models.ECodeAlreadyDecided:  http.StatusConflict,
+	models.ECodeNotOpen:         http.StatusConflict,
+	models.ECodeConflict:        http.StatusConflict,
+	models.ECodeExpired:         http.StatusGone,
+	models.ECodeNotOffered:      http.StatusUnprocessableEntity,
+	models.ECodeUnauthenticated: http.StatusUnauthorized,
+	models.ECodeForbidden:       http.StatusForbidden,
+	codeBodyTooLarge:            http.StatusRequestEntityTooLarge,
+	codeTooManyWaiters:          http.StatusTooManyRequests,
+	codeShuttingDown:            http.StatusServiceUnavailable,
+	models.ECodeInternal:        http.StatusInternalServerError,
+}
+
+// errorBody is every error a client sees. Request is the current record on a
+// conflict.
+type errorBody struct {
+	Error   string      `json:"error"`
+	Detail  string      `json:"detail"`
+	Request *apiRequest `json:"request,omitempty"`
+}
+
+// handleError is Echo's HTTPErrorHandler: domain errors keep their code, Echo's
+// own errors get one, and anything else is logged and shown as "internal error".
+func (s *Server) handleError(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	body := errorBody{Error: models.ECodeInternal, Detail: "internal error"}
+	var de *models.Error
+	var he *echo.HTTPError
+	switch {
+	case errors.As(err, &de):
+		body.Error, body.Detail = de.Code, de.Detail
+		if de.Current != nil {
+			cur := toAPIRequest(de.Current)
+			body.Request = &cur
+		}
+	case errors.As(err, &he):
+		body.Error, body.Detail = echoCode(he.Code), http.StatusText(he.Code)
+		if m, ok := he.Message.(string); ok && he.Code < 500 {
+			body.Detail = m
+		}
+		if he.Code >= 500 {
+			slog.Error("http", "path", c.Path(), "err", err)
+		}
+	default:
+		slog.Error("internal error", "method", c.Request().Method, "path", c.Request().URL.Path, "err", err)
+	}
+	status, ok := statusOf[body.Error]
+	if !ok {
+		status = http.StatusInternalServerError
+	}
+	if body.Error == models.ECodeInternal {
+		body.Detail = "internal error"
+	}
+	if s.renderPageError != nil && wantsHTML(c) && s.renderPageError(c, status, body) == nil {
+		return
+	}
+	if c.Request().Method == http.MethodHead {
+		_ = c.NoContent(status)
+		return
+	}
+	_ = c.JSON(status, body)
+}
+
+func echoCode(status int) string {
+	switch status {
+	case http.StatusNotFound:
+		return codeRouteNotFound
+	case http.StatusMethodNotAllowed:
+		return codeMethod
+	case http.StatusRequestEntityTooLarge:
+		return codeBodyTooLarge
+	case http.StatusUnauthorized:
+		return models.ECodeUnauthenticated
+	case http.StatusForbidden:
+		return models.ECodeForbidden
+	case http.StatusBadRequest:
+		return models.ECodeInvalid
+	}
+	return models.ECodeInternal
+}
+
+// wantsHTML reports whether the caller is a browser asking for a page.
+func wantsHTML(c echo.Context) bool {
+	accept := c.Request().Header.Get("Accept")
+	return len(accept) >= 9 && accept[:9] == "text/html"
+}
+
+// invalid is a 400 invalid_input with a formatted detail.
+func invalid(format string, args ...any) error {
+	return models.Errorf(models.ECodeInvalid, format, args...)
+}

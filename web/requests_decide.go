@@ -1,0 +1,82 @@
+package web
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/gatehousehq/gatehouse/models"
+	"github.com/labstack/echo/v4"
+)
+
+// decideInput is the body of POST /v1/requests/{id}/decide.
+type decideInput struct {
+	Version  *int    `json:"version"`
+	Decision *string `json:"decision"`
+	Answer   *string `json:"answer"`
+	Note     *string `json:"note"`
+}
+
+// attentionInput is the runtime-facing shape of the same decide.
+type attentionInput struct {
+	RequestID string  `json:"requestId"`
+	Version   *int    `json:"version"`
+	Decision  *string `json:"decision"`
+	Answer    *string `json:"answer"`
+	Note      *string `json:"note"`
+}
+
+// decideRequest records an operator's decision.
+func (s *Server) decideRequest(c echo.Context) error {
+	var in decideInput
+	if err := bindJSON(c, &in); err != nil {
+		return err
+	}
+	r, err := s.Decide(c, c.Param("id"), in)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, toAPIRequest(r))
+}
+
+// decideAttention is decideRequest in the shape runtimes already speak.
+func (s *Server) decideAttention(c echo.Context) error {
+	var in attentionInput
+	if err := bindJSON(c, &in); err != nil {
+		return err
+	}
+	if in.RequestID == "" {
+		return invalid("requestId is required")
+	}
+	r, err := s.Decide(c, in.RequestID, decideInput{Version: in.Version, Decision: in.Decision, Answer: in.Answer, Note: in.Note})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, toAPIRequest(r))
+}
+
+// Decide validates and records an operator's decision for any route (API, the
+// runtime shape, the page's form).
+func (s *Server) Decide(c echo.Context, id string, in decideInput) (*models.Request, error) {
+	if in.Version == nil {
+		return nil, invalid("version is required: the version of the request you decided on")
+	}
+	d := models.Decision{Version: *in.Version, Answer: emptyNil(in.Answer), Note: emptyNil(in.Note), By: Principal(c).Label(), Via: via(c)}
+	if in.Decision != nil {
+		d.Option = *in.Decision
+	}
+	return s.DecideAs(c.Request().Context(), id, d)
+}
+
+// DecideAs records a decision with the server's decision hooks and counts it.
+func (s *Server) DecideAs(ctx context.Context, id string, d models.Decision) (*models.Request, error) {
+	r, err := s.store.Decide(ctx, id, d, s.hooks...)
+	s.metrics.countDecision(r, err)
+	return r, err
+}
+
+func emptyNil(p *string) *string {
+	if p == nil || *p == "" {
+		return nil
+	}
+	return p
+}

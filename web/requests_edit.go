@@ -1,0 +1,61 @@
+package web
+
+import (
+	"net/http"
+
+	"github.com/gatehousehq/gatehouse/models"
+	"github.com/labstack/echo/v4"
+)
+
+type patchInput struct {
+	Version       int          `json:"version"`
+	Title         *string      `json:"title"`
+	Summary       *string      `json:"summary"`
+	Detail        *string      `json:"detail"`
+	Options       *[]apiOption `json:"options"`
+	DefaultOption *string      `json:"default_option"`
+}
+
+// patchRequest lets the owner change the text or options of an open request.
+func (s *Server) patchRequest(c echo.Context) error {
+	var in patchInput
+	if err := bindJSON(c, &in); err != nil {
+		return err
+	}
+	r, err := s.visibleRequest(c, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	p := models.Patch{Version: in.Version, Title: in.Title, Summary: in.Summary, Detail: in.Detail, DefaultOption: in.DefaultOption}
+	if in.Options != nil {
+		opts := toModelOptions(*in.Options)
+		p.Options = &opts
+	}
+	r, err = s.store.PatchRequest(c.Request().Context(), r.ID, Principal(c), p)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, toAPIRequest(r))
+}
+
+// cancelRequest lets the owner withdraw an open request.
+func (s *Server) cancelRequest(c echo.Context) error {
+	return s.withdraw(c, models.StatusCancelled)
+}
+
+// dismissRequest lets an operator retire an item.
+func (s *Server) dismissRequest(c echo.Context) error {
+	return s.withdraw(c, models.StatusDismissed)
+}
+
+func (s *Server) withdraw(c echo.Context, status string) error {
+	r, err := s.visibleRequest(c, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	r, err = s.store.Withdraw(c.Request().Context(), r.ID, Principal(c), status)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, toAPIRequest(r))
+}

@@ -1,0 +1,65 @@
+package web
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/gatehousehq/gatehouse/models"
+	"github.com/labstack/echo/v4"
+)
+
+// fileInput is the body of POST /v1/requests.
+type fileInput struct {
+	Kind          string            `json:"kind"`
+	Title         string            `json:"title"`
+	Summary       string            `json:"summary"`
+	Detail        string            `json:"detail"`
+	Risk          string            `json:"risk"`
+	Tool          string            `json:"tool"`
+	Command       string            `json:"command"`
+	Options       []apiOption       `json:"options"`
+	AllowAnswer   bool              `json:"allow_answer"`
+	DefaultOption string            `json:"default_option"`
+	Source        string            `json:"source"`
+	SourceRef     map[string]string `json:"source_ref"`
+	RuntimeID     *string           `json:"runtime_id"`
+	ExpiresIn     *int64            `json:"expires_in"`
+}
+
+func (in fileInput) toNewRequest() (models.NewRequest, error) {
+	n := models.NewRequest{
+		Kind: in.Kind, Title: in.Title, Summary: in.Summary, Detail: in.Detail, Risk: in.Risk,
+		Tool: in.Tool, Command: in.Command, Options: toModelOptions(in.Options), AllowAnswer: in.AllowAnswer,
+		DefaultOption: in.DefaultOption, Source: in.Source, SourceRef: in.SourceRef, RuntimeID: in.RuntimeID,
+	}
+	if in.ExpiresIn != nil {
+		if *in.ExpiresIn <= 0 {
+			return n, invalid("expires_in must be a positive number of seconds")
+		}
+		n.ExpiresIn = time.Duration(*in.ExpiresIn) * time.Second
+	}
+	return n, nil
+}
+
+// fileRequest files a request: 201 with the record, or 200 with the first record
+// when an Idempotency-Key repeats.
+func (s *Server) fileRequest(c echo.Context) error {
+	var in fileInput
+	if err := bindJSON(c, &in); err != nil {
+		return err
+	}
+	n, err := in.toNewRequest()
+	if err != nil {
+		return err
+	}
+	r, created, err := s.store.CreateRequest(c.Request().Context(), Principal(c), n, c.Request().Header.Get("Idempotency-Key"))
+	if err != nil {
+		return err
+	}
+	status := http.StatusCreated
+	if !created {
+		status = http.StatusOK
+	}
+	c.Response().Header().Set("Location", "/v1/requests/"+r.ID)
+	return c.JSON(status, toAPIRequest(r))
+}

@@ -1,0 +1,78 @@
+package web
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/gatehousehq/gatehouse/models"
+	"github.com/labstack/echo/v4"
+)
+
+type listBody struct {
+	Requests   []apiRequest `json:"requests"`
+	NextCursor string       `json:"next_cursor"`
+}
+
+// listRequests lists requests newest first; callers other than operators see
+// only their own.
+func (s *Server) listRequests(c echo.Context) error {
+	f := models.ListFilter{
+		Status: c.QueryParam("status"), Kind: c.QueryParam("kind"), Risk: c.QueryParam("risk"),
+		Cursor: c.QueryParam("cursor"),
+	}
+	if l := c.QueryParam("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > 200 {
+			return invalid("limit must be a whole number from 1 to 200")
+		}
+		f.Limit = n
+	}
+	if p := Principal(c); p.Role != models.RoleOperator {
+		f.OwnerID = p.ID
+	}
+	rows, next, err := s.store.ListRequests(c.Request().Context(), f)
+	if err != nil {
+		return err
+	}
+	out := listBody{Requests: make([]apiRequest, len(rows)), NextCursor: next}
+	for i := range rows {
+		out.Requests[i] = toAPIRequest(&rows[i])
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// getRequest answers one record.
+func (s *Server) getRequest(c echo.Context) error {
+	r, err := s.visibleRequest(c, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, toAPIRequest(r))
+}
+
+type apiAudit struct {
+	ID      uint64 `json:"id"`
+	Version int    `json:"version"`
+	Action  string `json:"action"`
+	Actor   string `json:"actor"`
+	Via     string `json:"via"`
+	Detail  string `json:"detail,omitempty"`
+	At      string `json:"at"`
+}
+
+// auditRequest answers the audit trail of one request, oldest first.
+func (s *Server) auditRequest(c echo.Context) error {
+	r, err := s.visibleRequest(c, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	rows, err := s.store.AuditTrail(c.Request().Context(), r.ID)
+	if err != nil {
+		return err
+	}
+	out := make([]apiAudit, len(rows))
+	for i, a := range rows {
+		out[i] = apiAudit{ID: a.ID, Version: a.Version, Action: a.Action, Actor: a.Actor, Via: a.Via, Detail: a.Detail, At: rfc3339(a.CreatedAt)}
+	}
+	return c.JSON(http.StatusOK, map[string]any{"request_id": r.ID, "events": out})
+}

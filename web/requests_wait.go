@@ -1,0 +1,111 @@
+package web
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gatehousehq/gatehouse/models"
+	"github.com/labstack/echo/v4"
+)
+
+// Wait bounds, in seconds.
+const (
+	MinWait     = 1
+	MaxWait     = 300
+	DefaultWait = 60
+)
+
+// waitBody is the record plus whether the wait ran out.
+type waitBody struct {
+	apiRequest
+	TimedOut bool `json:"timed_out"`
+}
+
+// ParseTimeout reads ?timeout=S (MinWait..MaxWait, default DefaultWait).
+func ParseTimeout(c echo.Context) (time.Duration, error) {
+	v := c.QueryParam("timeout")
+	if v == "" {
+		return DefaultWait * time.Second, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < MinWait || n > MaxWait {
+		return 0, invalid("timeout must be a whole number of seconds from %d to %d", MinWait, MaxWait)
+	}
+	return time.Duration(n) * time.Second, nil
+}
+
+// waitRequest answers at once when the request is not open, else as soon as it
+// changes, else after the timeout with timed_out: true. It is woken by the
+// change announcement, never by polling.
+func (s *Server) waitRequest(c echo.Context) error {
+	timeout, err := ParseTimeout(c)
+	if err != nil {
+		return err
+	}
+	id := c.Param("id")
+	if _, err := s.visibleRequest(c, id); err != nil {
+		return err
+	}
+	release, err := s.AcquireWaiter(c)
+	if err != nil {
+		return err
+	}
+	defer release()
+	r, timedOut, err := s.WaitChange(c, id, timeout, func(r *models.Request, first *models.Request) bool {
+		return !r.Open() || r.Version != first.Version
+	})
+	if err != nil {
+		return err
+	}
+	if !timedOut && r.ResolvedAt != nil {
+		s.metrics.release.Observe(time.Since(*r.ResolvedAt).Seconds())
+	}
+	return c.JSON(http.StatusOK, waitBody{apiRequest: toAPIRequest(r), TimedOut: timedOut})
+}
+
+// WaitChange waits until done(current, first) holds for request id, the timeout
+// passes (timedOut), the client goes away or the server stops (both answered as
+// timedOut with the current record). It watches before each read, so no change
+// between a read and the wait is missed.
+func (s *Server) WaitChange(c echo.Context, id string, timeout time.Duration, done func(r, first *models.Request) bool) (r *models.Request, timedOut bool, err error) {
+	ctx := c.Request().Context()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	var first *models.Request
+	for {
+		changed, stop := s.watcher.Watch(id)
+		r, err = s.store.GetRequest(ctx, id)
+		if err != nil {
+			stop()
+			return nil, false, err
+		}
+		if first == nil {
+			first = r
+			if !r.Open() {
+				stop()
+				return r, false, nil
+			}
+		} else if done(r, first) {
+			stop()
+			return r, false, nil
+		}
+		select {
+		case <-changed:
+			stop()
+			continue
+		case <-timer.C:
+		case <-ctx.Done():
+		case <-s.closing:
+		}
+		stop()
+		if ctx.Err() != nil {
+			return r, true, nil // the client is gone; nothing will read this
+		}
+		r, err = s.store.GetRequest(ctx, id)
+		if err != nil {
+			return nil, false, err
+		}
+		return r, !done(r, first), nil
+	}
+}

@@ -1,0 +1,31 @@
+package web
+
+import "github.com/gatehousehq/gatehouse/models"
+
+// routes lists every route in one place.
+func (s *Server) routes() {
+	e := s.echo
+	e.GET("/healthz", s.healthz)
+
+	operator := requireRoles(models.RoleOperator)
+	filers := requireRoles(models.RoleRuntime, models.RoleAgent)
+	anyone := requireRoles(models.RoleOperator, models.RoleRuntime, models.RoleAgent)
+
+	v1 := e.Group("/v1", s.authenticate)
+	v1.POST("/requests", s.fileRequest, filers)
+	v1.GET("/requests", s.listRequests, anyone)
+	v1.GET("/requests/:id", s.getRequest, anyone)
+	v1.PATCH("/requests/:id", s.patchRequest, filers)
+	v1.POST("/requests/:id/cancel", s.cancelRequest, filers)
+	v1.GET("/requests/:id/wait", s.waitRequest, anyone)
+	v1.POST("/requests/:id/decide", s.decideRequest, operator)
+	v1.POST("/requests/:id/dismiss", s.dismissRequest, operator)
+	v1.GET("/requests/:id/audit", s.auditRequest, operator)
+
+	e.POST("/api/operator-attention/permissions/decide", s.decideAttention, s.authenticate, operator)
+	e.GET("/metrics", s.metrics.serve, s.authenticate, operator)
+
+	e.GET("/login", s.loginLink, s.authenticate)
+	e.POST("/login", s.loginToken, s.authenticate)
+	e.POST("/logout", s.logout, s.authenticate)
+}

@@ -1,0 +1,149 @@
+// Package web is Gatehouse's HTTP face: the JSON API, long-polls, the operator's
+// page and its websocket, all on one Echo server.
+package web
+
+import (
+	"context"
+	"html"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gatehousehq/gatehouse/models"
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+	"gorm.io/gorm"
+)
+
+// Store is what the web layer needs of the record.
+type Store interface {
+	CreateRequest(ctx context.Context, p models.Principal, n models.NewRequest, idemKey string) (*models.Request, bool, error)
+	GetRequest(ctx context.Context, id string) (*models.Request, error)
+	ListRequests(ctx context.Context, f models.ListFilter) ([]models.Request, string, error)
+	PatchRequest(ctx context.Context, id string, by models.Principal, p models.Patch) (*models.Request, error)
+	Withdraw(ctx context.Context, id string, by models.Principal, status string) (*models.Request, error)
+	Decide(ctx context.Context, id string, d models.Decision, hooks ...models.DecisionHook) (*models.Request, error)
+	AuditTrail(ctx context.Context, id string) ([]models.Audit, error)
+	CountOpen(ctx context.Context) (int64, error)
+	Authenticate(ctx context.Context, secret string) (*models.Token, error)
+	SessionFor(ctx context.Context, cookie string) (*models.Session, error)
+	UseLoginTicket(ctx context.Context, secret string) (*models.Session, string, error)
+	LoginWithToken(ctx context.Context, secret string) (*models.Session, string, error)
+	EndSession(ctx context.Context, cookie string) error
+}
+
+// Watcher wakes a waiter at the next change of one request.
+type Watcher interface {
+	Watch(id string) (<-chan struct{}, func())
+}
+
+// Config is the server's settings.
+type Config struct {
+	BaseURL             string // e.g. http://127.0.0.1:8080; sets cookie Secure and the Origin check
+	MaxWaiters          int    // all long-polls at once
+	MaxWaitersPerCaller int    // long-polls of one caller at once
+	BodyLimit           string // e.g. "64K"
+}
+
+// Deps are the concrete parts cmd wires in.
+type Deps struct {
+	Store   Store
+	Watcher Watcher
+	DB      *gorm.DB // for readiness; may be nil
+	// DecisionHooks run inside every decision's transaction (forwarding's outbox).
+	DecisionHooks []models.DecisionHook
+}
+
+// Server is the HTTP server.
+type Server struct {
+	cfg     Config
+	echo    *echo.Echo
+	store   Store
+	watcher Watcher
+	db      *gorm.DB
+	hooks   []models.DecisionHook
+	metrics *metrics
+	waiters *waiterCaps
+	baseURL *url.URL
+
+	closeOnce sync.Once
+	closing   chan struct{} // closed when the server stops: releases every wait
+
+	// renderPageError, when set by the page, renders errors for browsers.
+	renderPageError func(c echo.Context, status int, body errorBody) error
+	// renderLogin, when set by the page, renders the login form.
+	renderLogin func(c echo.Context, status int, msg string) error
+}
+
+// New builds the server and its routes.
+func New(cfg Config, d Deps) (*Server, error) {
+	if cfg.MaxWaiters <= 0 {
+		cfg.MaxWaiters = 20000
+	}
+	if cfg.MaxWaitersPerCaller <= 0 {
+		cfg.MaxWaitersPerCaller = 1000
+	}
+	if cfg.BodyLimit == "" {
+		cfg.BodyLimit = "64K"
+	}
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = "http://127.0.0.1:8080"
+	}
+	base, err := url.Parse(strings.TrimRight(cfg.BaseURL, "/"))
+	if err != nil || base.Host == "" {
+		return nil, models.Errorf(models.ECodeInvalid, "base URL %q is not an absolute URL", cfg.BaseURL)
+	}
+	s := &Server{
+		cfg: cfg, store: d.Store, watcher: d.Watcher, db: d.DB, hooks: d.DecisionHooks,
+		waiters: newWaiterCaps(cfg.MaxWaiters, cfg.MaxWaitersPerCaller),
+		baseURL: base, closing: make(chan struct{}),
+	}
+	s.metrics = newMetrics(s)
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = s.handleError
+	e.Use(middleware.Recover())
+	e.Use(middleware.BodyLimit(cfg.BodyLimit))
+	s.echo = e
+	s.routes()
+	return s, nil
+}
+
+// Handler is the server as an http.Handler.
+func (s *Server) Handler() http.Handler { return s.echo }
+
+// Echo exposes the router so other parts (the page, MCP) can add routes.
+func (s *Server) Echo() *echo.Echo { return s.echo }
+
+// Close releases every wait; call it before http.Server.Shutdown so long-polls
+// answer at once instead of holding the shutdown.
+func (s *Server) Close() { s.closeOnce.Do(func() { close(s.closing) }) }
+
+// Closing is closed when the server stops.
+func (s *Server) Closing() <-chan struct{} { return s.closing }
+
+// BaseURL is the public URL of the server.
+func (s *Server) BaseURL() string { return s.baseURL.String() }
+
+// secureCookies reports whether cookies must be Secure.
+func (s *Server) secureCookies() bool { return s.baseURL.Scheme == "https" }
+
+// healthz answers liveness and, when a database is wired, readiness.
+func (s *Server) healthz(c echo.Context) error {
+	if s.db != nil {
+		ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
+		defer cancel()
+		sqlDB, err := s.db.DB()
+		if err == nil {
+			err = sqlDB.PingContext(ctx)
+		}
+		if err != nil {
+			return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "detail": "database unreachable"})
+		}
+	}
+	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
+}
+
+func htmlEscape(s string) string { return html.EscapeString(s) }

@@ -1,0 +1,69 @@
+package web
+
+import (
+	"strconv"
+	"sync"
+
+	"github.com/gatehousehq/gatehouse/models"
+	"github.com/labstack/echo/v4"
+)
+
+// waiterCaps bounds concurrent long-polls in all and per caller.
+type waiterCaps struct {
+	mu     sync.Mutex
+	max    int
+	perMax int
+	total  int
+	per    map[string]int
+}
+
+func newWaiterCaps(max, perMax int) *waiterCaps {
+	return &waiterCaps{max: max, perMax: perMax, per: map[string]int{}}
+}
+
+// RetryAfterSeconds is what a refused waiter is told to wait.
+const RetryAfterSeconds = 5
+
+// acquire takes a waiter slot for caller, or says why not.
+func (w *waiterCaps) acquire(caller string) (release func(), err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.total >= w.max {
+		return nil, models.Errorf(codeTooManyWaiters, "the server holds its maximum of %d waits; call again in %d seconds", w.max, RetryAfterSeconds)
+	}
+	if w.per[caller] >= w.perMax {
+		return nil, models.Errorf(codeTooManyWaiters, "you already hold %d waits, the most one caller may; finish one or call again in %d seconds", w.perMax, RetryAfterSeconds)
+	}
+	w.total++
+	w.per[caller]++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			w.total--
+			if w.per[caller]--; w.per[caller] == 0 {
+				delete(w.per, caller)
+			}
+		})
+	}, nil
+}
+
+// count returns how many waits are held.
+func (w *waiterCaps) count() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.total
+}
+
+// AcquireWaiter takes a waiter slot for the caller of c (other long-polls, such
+// as the pending and runtime feeds, share the caps). On refusal it sets
+// Retry-After and returns the 429 error.
+func (s *Server) AcquireWaiter(c echo.Context) (func(), error) {
+	release, err := s.waiters.acquire(Principal(c).ID)
+	if err != nil {
+		c.Response().Header().Set("Retry-After", strconv.Itoa(RetryAfterSeconds))
+		return nil, err
+	}
+	return release, nil
+}
