@@ -25,7 +25,7 @@ func (s *Server) routes() {
 	e.POST("/api/operator-attention/permissions/decide", s.decideAttention, s.authenticate, operator)
 	e.GET("/metrics", s.metrics.serve, s.authenticate, operator)
 
-	e.GET("/login", s.loginLink, s.authenticate)
-	e.POST("/login", s.loginToken, s.authenticate)
+	e.GET("/login", s.loginLink, s.authenticate, s.limitLogins)
+	e.POST("/login", s.loginToken, s.authenticate, s.limitLogins)
 	e.POST("/logout", s.logout, s.authenticate)
 }

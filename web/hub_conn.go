@@ -1,0 +1,87 @@
+package web
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/gatehousehq/gatehouse/views"
+	"github.com/labstack/echo/v4"
+)
+
+// wsFilter reads the page's selection from the socket's URL: ?id= for one
+// request's page, else the inbox filter.
+func wsFilter(c echo.Context) (views.Filter, error) {
+	if id := c.QueryParam("id"); id != "" {
+		return views.Filter{ID: id}, nil
+	}
+	return inboxFilter(c)
+}
+
+// connectPage is GET /ws: an operator's page, write-only from the server. The
+// Origin must be this site (the base URL's host or the request's own), so
+// another site cannot ride the operator's cookie.
+func (s *Server) connectPage(c echo.Context) error {
+	h := s.pages.hub
+	if h == nil {
+		return echo.NewHTTPError(http.StatusServiceUnavailable, "the live page is not available")
+	}
+	f, err := wsFilter(c)
+	if err != nil {
+		return err
+	}
+	conn, err := websocket.Accept(c.Response(), c.Request(), &websocket.AcceptOptions{OriginPatterns: []string{s.baseURL.Host}})
+	if err != nil {
+		return nil // Accept has answered (403 for a foreign Origin)
+	}
+	defer conn.CloseNow()
+	// The page sends nothing; CloseRead answers pings and notices the peer going.
+	ctx := conn.CloseRead(c.Request().Context())
+
+	op := Principal(c).Label()
+	pc := &pageConn{filter: f, operator: op, send: make(chan []byte, pageQueue), dropped: make(chan struct{})}
+	h.arrive(op)
+	defer h.depart(op)
+	if !h.add(pc) {
+		conn.Close(websocket.StatusServiceRestart, "server stopping")
+		return nil
+	}
+	defer h.remove(pc)
+	s.pumpPage(ctx, conn, pc)
+	return nil
+}
+
+// pumpPage writes the page's queue to its socket and pings it, until the page
+// goes, is dropped as too slow, or the server stops. Close codes 1012 and 1013
+// make the htmx websocket extension reconnect (and so resync).
+func (s *Server) pumpPage(ctx context.Context, conn *websocket.Conn, pc *pageConn) {
+	ping := time.NewTicker(wsPingEvery)
+	defer ping.Stop()
+	for {
+		select {
+		case msg := <-pc.send:
+			wctx, cancel := context.WithTimeout(ctx, wsWriteTime)
+			err := conn.Write(wctx, websocket.MessageText, msg)
+			cancel()
+			if err != nil {
+				return
+			}
+		case <-ping.C:
+			pctx, cancel := context.WithTimeout(ctx, wsWriteTime)
+			err := conn.Ping(pctx)
+			cancel()
+			if err != nil {
+				return
+			}
+		case <-pc.dropped:
+			conn.Close(websocket.StatusTryAgainLater, "too slow: reconnect to resync")
+			return
+		case <-s.closing:
+			conn.Close(websocket.StatusServiceRestart, "server stopping")
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
