@@ -46,7 +46,8 @@ type pageConn struct {
 	operator string
 	send     chan []byte
 	shown    map[string]bool
-	dropped  chan struct{} // closed when the hub gives up on the page
+	dropped  chan struct{}      // closed when the hub gives up on the page
+	abort    context.CancelFunc // cancels a write in progress to a dropped page
 }
 
 func newHub(s *Server, feed models.Subscriber) *hub {
@@ -117,6 +118,7 @@ func (h *hub) deliver(pc *pageConn, msg []byte) {
 	default:
 		delete(h.conns, pc)
 		close(pc.dropped)
+		pc.abort()
 	}
 }
 

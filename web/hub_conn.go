@@ -38,9 +38,11 @@ func (s *Server) connectPage(c echo.Context) error {
 	defer conn.CloseNow()
 	// The page sends nothing; CloseRead answers pings and notices the peer going.
 	ctx := conn.CloseRead(c.Request().Context())
+	wctx, abort := context.WithCancel(ctx)
+	defer abort()
 
 	op := Principal(c).Label()
-	pc := &pageConn{filter: f, operator: op, send: make(chan []byte, pageQueue), dropped: make(chan struct{})}
+	pc := &pageConn{filter: f, operator: op, send: make(chan []byte, pageQueue), dropped: make(chan struct{}), abort: abort}
 	h.arrive(op)
 	defer h.depart(op)
 	if !h.add(pc) {
@@ -48,13 +50,14 @@ func (s *Server) connectPage(c echo.Context) error {
 		return nil
 	}
 	defer h.remove(pc)
-	s.pumpPage(ctx, conn, pc)
+	s.pumpPage(wctx, conn, pc)
 	return nil
 }
 
 // pumpPage writes the page's queue to its socket and pings it, until the page
 // goes, is dropped as too slow, or the server stops. Close codes 1012 and 1013
-// make the htmx websocket extension reconnect (and so resync).
+// make the htmx websocket extension reconnect (and so resync); so does the
+// abnormal close (1006) of a page dropped in the middle of a write.
 func (s *Server) pumpPage(ctx context.Context, conn *websocket.Conn, pc *pageConn) {
 	ping := time.NewTicker(wsPingEvery)
 	defer ping.Stop()
@@ -75,6 +78,7 @@ func (s *Server) pumpPage(ctx context.Context, conn *websocket.Conn, pc *pageCon
 				return
 			}
 		case <-pc.dropped:
+			// ctx is cancelled too, so Close cannot wait on this page for long.
 			conn.Close(websocket.StatusTryAgainLater, "too slow: reconnect to resync")
 			return
 		case <-s.closing:

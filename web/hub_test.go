@@ -1,0 +1,208 @@
+package web_test
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+	"github.com/coder/websocket"
+	"github.com/gatehousehq/gatehouse/client"
+)
+
+// page is a websocket client standing in for a browser tab.
+type page struct {
+	t    testing.TB
+	conn *websocket.Conn
+}
+
+func (e *pageEnv) dial(b *http.Client, path string, header http.Header) (*websocket.Conn, *http.Response, error) {
+	u, _ := url.Parse(e.ts.URL)
+	if header == nil {
+		header = http.Header{}
+	}
+	if header.Get("Origin") == "" {
+		header.Set("Origin", e.ts.URL)
+	}
+	if b != nil {
+		for _, c := range b.Jar.Cookies(u) {
+			header.Add("Cookie", c.String())
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return websocket.Dial(ctx, "ws"+strings.TrimPrefix(e.ts.URL, "http")+path, &websocket.DialOptions{HTTPHeader: header})
+}
+
+// openPage connects a logged-in browser's page to the hub.
+func (e *pageEnv) openPage(b *http.Client, path string) *page {
+	e.t.Helper()
+	conn, _, err := e.dial(b, path, nil)
+	if err != nil {
+		e.t.Fatalf("dial %s: %v", path, err)
+	}
+	conn.SetReadLimit(1 << 22)
+	e.t.Cleanup(func() { conn.CloseNow() })
+	return &page{t: e.t, conn: conn}
+}
+
+// next reads one message (the fragments of one change) as a document.
+func (p *page) next() *goquery.Document {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, b, err := p.conn.Read(ctx)
+	if err != nil {
+		p.t.Fatalf("read: %v", err)
+	}
+	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(b))
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	return doc
+}
+
+func oob(doc *goquery.Document, sel string) string {
+	return doc.Find(sel).AttrOr("hx-swap-oob", "")
+}
+
+func count(doc *goquery.Document) string { return doc.Find("#open-count").Text() }
+
+func TestHubAdmits(t *testing.T) {
+	e := startPage(t, "sqlite")
+	b := e.browser()
+	e.login(b)
+	for name, tc := range map[string]struct {
+		b      *http.Client
+		header http.Header
+		want   int
+	}{
+		"no session":      {nil, nil, http.StatusUnauthorized},
+		"agent token":     {nil, http.Header{"Authorization": {"Bearer " + e.agent.Token}}, http.StatusForbidden},
+		"foreign origin":  {b, http.Header{"Origin": {"https://evil.example"}}, http.StatusForbidden},
+		"bad filter":      {b, nil, http.StatusBadRequest},
+		"operator's page": {b, nil, http.StatusSwitchingProtocols},
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := "/ws?status=open"
+			if name == "bad filter" {
+				path = "/ws?status=bogus"
+			}
+			conn, res, err := e.dial(tc.b, path, tc.header)
+			if conn != nil {
+				conn.CloseNow()
+			}
+			if res == nil {
+				t.Fatalf("no response: %v", err)
+			}
+			if res.StatusCode != tc.want {
+				t.Fatalf("status = %d, want %d (%v)", res.StatusCode, tc.want, err)
+			}
+		})
+	}
+}
+
+func TestHubFragments(t *testing.T) {
+	e := startPage(t, "sqlite")
+	b := e.browser()
+	e.login(b)
+	first := e.file("Run the tests")
+
+	open := e.openPage(b, "/ws?status=open")
+	resolved := e.openPage(b, "/ws?status=resolved")
+	detail := e.openPage(b, "/ws?id="+first.ID)
+
+	t.Run("a page gets its whole list on connect", func(t *testing.T) {
+		doc := open.next()
+		if oob(doc, "#inbox-list") != "true" || doc.Find("#inbox-list #req-"+first.ID).Length() != 1 || count(doc) != "1" {
+			t.Fatalf("sync = %s", doc.Text())
+		}
+		if doc := resolved.next(); doc.Find("#inbox-list [data-testid=card]").Length() != 0 {
+			t.Fatal("resolved page lists an open request")
+		}
+		if doc := detail.next(); doc.Find("#inbox-list #req-"+first.ID+" h1").Length() != 1 {
+			t.Fatal("request page sync lacks its card")
+		}
+	})
+
+	second := e.file("Push it", func(n *client.NewRequest) { n.Risk = "low" })
+	t.Run("a new request is inserted at the top", func(t *testing.T) {
+		doc := open.next()
+		if oob(doc, "div[hx-swap-oob]") != "afterbegin:#inbox-list" || doc.Find("#req-"+second.ID).Length() != 1 || count(doc) != "2" {
+			t.Fatalf("insert = %q", doc.Text())
+		}
+		if doc := resolved.next(); doc.Find("[data-testid=card]").Length() != 0 || count(doc) != "2" {
+			t.Fatal("resolved page got an open card")
+		}
+		if doc := detail.next(); doc.Find("[data-testid=card]").Length() != 0 || count(doc) != "2" {
+			t.Fatal("request page got another request's card")
+		}
+	})
+
+	if _, err := e.operator.Decide(context.Background(), first.ID, first.Version, "once", ""); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("a decided request leaves the open page and joins the resolved one", func(t *testing.T) {
+		doc := open.next()
+		if oob(doc, "#req-"+first.ID) != "delete" || count(doc) != "1" {
+			t.Fatalf("open page = %q", doc.Text())
+		}
+		doc = resolved.next()
+		if oob(doc, "div[hx-swap-oob]") != "afterbegin:#inbox-list" || doc.Find("#req-"+first.ID).AttrOr("data-status", "") != "resolved" {
+			t.Fatal("resolved page did not get the card")
+		}
+		doc = detail.next()
+		c := doc.Find("#req-" + first.ID)
+		if oob(doc, "#req-"+first.ID) != "true" || c.AttrOr("data-status", "") != "resolved" || c.Find("button").Length() != 0 {
+			t.Fatal("request page card not redrawn as resolved")
+		}
+	})
+
+	t.Run("presence", func(t *testing.T) {
+		if got := e.srv.ActiveOperators(); len(got) != 1 || got[0] != "operator:ann" {
+			t.Fatalf("active = %v", got)
+		}
+		if got := e.srv.ConnectedPages(); got != 3 {
+			t.Fatalf("pages = %d", got)
+		}
+	})
+}
+
+func TestHubDropsSlowPage(t *testing.T) {
+	e := startPage(t, "sqlite")
+	b := e.browser()
+	e.login(b)
+	stuck := e.openPage(b, "/ws?status=open") // never read: its buffers fill
+	live := e.openPage(b, "/ws?status=open")
+	live.next()
+	big := strings.Repeat("x", 48*1024)
+	for i := 0; e.srv.ConnectedPages() > 1; i++ {
+		if i == 2000 {
+			t.Fatal("the stuck page was never dropped")
+		}
+		r := e.file("Big", func(n *client.NewRequest) { n.Command = big })
+		// The live page gets every change at once: the stuck one slows nothing.
+		if doc := live.next(); doc.Find("#req-"+r.ID).Length() != 1 {
+			t.Fatalf("live page missed %s", r.ID)
+		}
+	}
+	// The dropped page's socket ends; the browser reconnects and resyncs.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for {
+		if _, _, err := stuck.conn.Read(ctx); err != nil {
+			if ctx.Err() != nil {
+				t.Fatal("the dropped page's socket is still open")
+			}
+			break
+		}
+	}
+	again := e.openPage(b, "/ws?status=open")
+	if doc := again.next(); doc.Find("#inbox-list [data-testid=card]").Length() == 0 {
+		t.Fatal("reconnect did not resync")
+	}
+}
