@@ -29,12 +29,13 @@
     });
   }
 
-  // syncTitle keeps "(N) Gatehouse" in the tab in step with the live count.
+  // syncTitle keeps the "(N) " in front of the tab title in step with the live count.
   function syncTitle() {
     var c = document.getElementById("open-count");
     if (!c) return;
     var n = parseInt(c.getAttribute("data-count") || "0", 10);
-    document.title = (n > 0 ? "(" + n + ") " : "") + "Gatehouse";
+    var base = document.title.replace(/^\(\d+\) /, "");
+    document.title = (n > 0 ? "(" + n + ") " : "") + base;
   }
 
   document.addEventListener("htmx:wsOpen", function () { document.body.classList.add("live"); });

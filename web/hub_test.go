@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -12,6 +13,10 @@ import (
 	"github.com/PuerkitoBio/goquery"
 	"github.com/coder/websocket"
 	"github.com/gatehousehq/gatehouse/client"
+	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/web"
+	"go.uber.org/goleak"
 )
 
 // page is a websocket client standing in for a browser tab.
@@ -205,4 +210,43 @@ func TestHubDropsSlowPage(t *testing.T) {
 	if doc := again.next(); doc.Find("#inbox-list [data-testid=card]").Length() == 0 {
 		t.Fatal("reconnect did not resync")
 	}
+}
+
+func TestHubStopsWithServer(t *testing.T) {
+	// The database closes in t.Cleanup, after this check.
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent(), goleak.IgnoreTopFunction("database/sql.(*DB).connectionOpener"))
+	store, changes := modelstest.Store(t, "sqlite")
+	ts := httptest.NewUnstartedServer(nil)
+	srv, err := web.New(web.Config{BaseURL: "http://" + ts.Listener.Addr().String()}, web.Deps{Store: store, Watcher: changes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts.Config.Handler = srv.Handler()
+	ts.Start()
+	_, op, err := store.CreateToken(context.Background(), models.RoleOperator, "ann")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, cookie, err := store.LoginWithToken(context.Background(), op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	h := http.Header{"Origin": {ts.URL}, "Cookie": {web.SessionCookie + "=" + cookie}}
+	conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(ts.URL, "http")+"/ws?status=open", &websocket.DialOptions{HTTPHeader: h})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := conn.Read(ctx); err != nil {
+		t.Fatal(err)
+	}
+	srv.Close()
+	// The page is told to come back later (1012), which makes htmx reconnect.
+	_, _, err = conn.Read(ctx)
+	if got := websocket.CloseStatus(err); got != websocket.StatusServiceRestart {
+		t.Fatalf("close status = %v (%v)", got, err)
+	}
+	conn.CloseNow()
+	ts.Close()
 }

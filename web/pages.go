@@ -47,6 +47,7 @@ func (s *Server) pageRoutes(feed models.Subscriber) error {
 	e := s.echo
 	e.Use(s.securityHeaders)
 	e.GET("/static/*", s.serveStatic)
+	e.HEAD("/static/*", s.serveStatic)
 	page := []echo.MiddlewareFunc{s.pageErrors, s.authenticate, s.requirePageOperator}
 	e.GET("/", s.showInbox, page...)
 	e.GET("/requests/:id", s.showRequest, page...)

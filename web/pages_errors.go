@@ -16,7 +16,7 @@ func (s *Server) renderErrorPage(c echo.Context, status int, body errorBody) err
 		return c.Redirect(http.StatusSeeOther, "/login")
 	}
 	n := views.Notice{Kind: "error", Title: http.StatusText(status), Text: body.Detail}
-	return render(c, status, views.InboxPage(views.Inbox{Page: s.pageOf(c, n.Title, ""), Notice: &n, Filter: views.Filter{Status: "open"}}))
+	return render(c, status, views.ErrorPage(s.pageOf(c, n.Title, ""), n))
 }
 
 // pageErrors answers an htmx call that failed (a stale CSRF token, an ended

@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
@@ -351,4 +352,70 @@ func TestPageDecide(t *testing.T) {
 			}
 		})
 	})
+}
+
+func TestPageCookieSecureOverHTTPS(t *testing.T) {
+	store, changes := modelstest.Store(t, "sqlite")
+	srv, err := web.New(web.Config{BaseURL: "https://gatehouse.example"}, web.Deps{Store: store, Watcher: changes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	_, op, err := store.CreateToken(context.Background(), models.RoleOperator, "ann")
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := httptest.NewRequest(http.MethodPost, "/login", strings.NewReader(url.Values{"token": {op}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	rec := httptest.NewRecorder()
+	srv.Handler().ServeHTTP(rec, req)
+	res := rec.Result()
+	if res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("login = %d", res.StatusCode)
+	}
+	for _, c := range res.Cookies() {
+		if c.Name == web.SessionCookie && (!c.Secure || !c.HttpOnly || c.SameSite != http.SameSiteLaxMode) {
+			t.Fatalf("cookie = %+v", c)
+		}
+	}
+	if res.Header.Get("Strict-Transport-Security") == "" {
+		t.Fatal("no HSTS over https")
+	}
+}
+
+func TestPageClicksAtOnce(t *testing.T) {
+	e := startPage(t, "sqlite")
+	laptop, phone := e.browser(), e.browser()
+	csrfL, csrfP := e.login(laptop), e.login(phone)
+	r := e.file("Run the tests")
+	results := make(chan int, 2)
+	click := func(b *http.Client, csrf, decision string) {
+		f := url.Values{"csrf": {csrf}, "version": {strconv.Itoa(r.Version)}, "decision": {decision}}
+		req, _ := http.NewRequest(http.MethodPost, e.ts.URL+"/requests/"+r.ID+"/decide", strings.NewReader(f.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("HX-Request", "true")
+		res, err := b.Do(req)
+		if err != nil {
+			results <- 0
+			return
+		}
+		res.Body.Close()
+		results <- res.StatusCode
+	}
+	go click(laptop, csrfL, "once")
+	go click(phone, csrfP, "deny")
+	a, b := <-results, <-results
+	if !(a == http.StatusOK && b == http.StatusConflict) && !(a == http.StatusConflict && b == http.StatusOK) {
+		t.Fatalf("statuses = %d, %d: want one 200 and one 409", a, b)
+	}
+	got, err := e.agent.Get(context.Background(), r.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range []*http.Client{laptop, phone} {
+		c := e.get(b, "/requests/"+r.ID, http.StatusOK).Find("#req-" + r.ID)
+		if c.AttrOr("data-status", "") != "resolved" || c.AttrOr("data-version", "") != strconv.Itoa(got.Version) {
+			t.Fatalf("a browser shows %s v%s, the record is %s v%d", c.AttrOr("data-status", ""), c.AttrOr("data-version", ""), got.Status, got.Version)
+		}
+	}
 }
