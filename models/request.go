@@ -106,7 +106,16 @@ type Request struct {
 	DecidedVia     *string `gorm:"size:200"`
 	ActuationState string  `gorm:"size:16;not null;default:none"`
 	Attempts       int     `gorm:"not null;default:0"`
+	// A hold (set at filing by a rule with action hold): the request goes to the
+	// operator, and if it is still open at HoldUntil, HoldThen (an offered option
+	// id) is decided with decided_via "rule:HoldRule (window)".
+	HoldRule  *string    `gorm:"size:100"`
+	HoldUntil *time.Time `gorm:"index"`
+	HoldThen  *string    `gorm:"size:64"`
 }
+
+// Held reports whether the request is open and waiting out a rule's hold window.
+func (r *Request) Held() bool { return r.Open() && r.HoldUntil != nil && r.HoldThen != nil }
 
 // Open reports whether the request still waits for a decision.
 func (r *Request) Open() bool { return r.Status == StatusOpen }

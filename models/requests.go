@@ -14,7 +14,12 @@ import (
 
 // CreateRequest files a request owned by p. With a non-empty idempotency key, a
 // retry by the same owner returns the first record and created=false.
-func (s *Store) CreateRequest(ctx context.Context, p Principal, n NewRequest, idemKey string) (r *Request, created bool, err error) {
+//
+// The rules in force judge the new record: a hold is stored with it, and an
+// approve or deny is decided at once through Decide (so it is audited and
+// announced like any decision; hooks run inside that decision's transaction), and
+// the decided record is returned.
+func (s *Store) CreateRequest(ctx context.Context, p Principal, n NewRequest, idemKey string, hooks ...DecisionHook) (r *Request, created bool, err error) {
 	if err := n.Normalize(); err != nil {
 		return nil, false, err
 	}
@@ -26,6 +31,9 @@ func (s *Store) CreateRequest(ctx context.Context, p Principal, n NewRequest, id
 		if r, err := s.byIdempotencyKey(db, p.ID, idemKey); err == nil || !notFound(err) {
 			return r, false, err
 		}
+	}
+	if err := checkRuntime(db, p, n.RuntimeID); err != nil {
+		return nil, false, err
 	}
 	now := s.now()
 	exp := s.DefaultExpiry
@@ -49,11 +57,16 @@ func (s *Store) CreateRequest(ctx context.Context, p Principal, n NewRequest, id
 	if idemKey != "" {
 		r.IdempotencyKey = &idemKey
 	}
+	v := s.Rules.Current().Evaluate(r)
+	v.hold(r, now)
 	err = db.Transaction(func(tx *gorm.DB) error {
 		if err := tx.Create(r).Error; err != nil {
 			return err
 		}
-		return s.audit(tx, r, "create", p.Label(), ViaAPI, nil)
+		if err := s.audit(tx, r, "create", p.Label(), ViaAPI, nil); err != nil {
+			return err
+		}
+		return s.auditVerdict(tx, r, v)
 	})
 	if errors.Is(err, gorm.ErrDuplicatedKey) {
 		if idemKey != "" {
@@ -70,7 +83,7 @@ func (s *Store) CreateRequest(ctx context.Context, p Principal, n NewRequest, id
 		return nil, false, err
 	}
 	s.announce(r, "create")
-	return r, true, nil
+	return s.applyVerdict(ctx, r, v, hooks), true, nil
 }
 
 func (s *Store) byIdempotencyKey(db *gorm.DB, owner, key string) (*Request, error) {

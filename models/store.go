@@ -20,6 +20,8 @@ type Store struct {
 	// filer may ask for.
 	DefaultExpiry time.Duration
 	MaxExpiry     time.Duration
+	// Rules judge each new request before a person sees it; nil: none.
+	Rules *RuleSet
 }
 
 // NewStore returns a store over db that announces through a.

@@ -38,7 +38,23 @@
     document.title = (n > 0 ? "(" + n + ") " : "") + base;
   }
 
-  document.addEventListener("htmx:wsOpen", function () { document.body.classList.add("live"); });
+  // The socket tells the server whether this page is visible: while one is,
+  // the operator counts as looking and phone alerts may wait.
+  var socket = null;
+  function reportVisibility() {
+    if (socket) socket.send(JSON.stringify({ visible: document.visibilityState === "visible" }));
+  }
+  document.addEventListener("visibilitychange", function () {
+    reportVisibility();
+    // A phone may have dropped the socket while asleep; come back at once.
+    if (document.visibilityState === "visible" && socket && !document.body.classList.contains("live")) socket.reconnect();
+  });
+
+  document.addEventListener("htmx:wsOpen", function (e) {
+    socket = e.detail && e.detail.socketWrapper;
+    document.body.classList.add("live");
+    reportVisibility();
+  });
   document.addEventListener("htmx:wsClose", function (e) {
     document.body.classList.remove("live");
     // 1008: the server ended the socket because the session is gone.

@@ -208,3 +208,16 @@ func cursorSep(f Filter) string {
 	}
 	return "&"
 }
+
+// holdText says what a held request will become if nobody decides.
+func holdText(c Card) string {
+	t := "a rule holds this briefly before it applies"
+	if c.HoldRule != "" {
+		t = "rule " + c.HoldRule + " decides \"" + label(c, c.HoldThen) + "\""
+		if !c.HoldUntil.IsZero() {
+			t += " at " + c.HoldUntil.UTC().Format("15:04:05") + " UTC"
+		}
+		t += " unless you decide first"
+	}
+	return t
+}

@@ -35,7 +35,10 @@ type Card struct {
 	ResolvedAt  time.Time // zero while open
 	Options     []Option
 	AllowAnswer bool
-	Held        bool // a rule holds it for a short window before it applies
+	Held        bool      // a rule holds it for a short window before it applies
+	HoldRule    string    // the rule that holds it
+	HoldThen    string    // the option the rule decides when the window ends
+	HoldUntil   time.Time // when the window ends
 
 	Decision   string // option id, "" when none
 	Answer     string

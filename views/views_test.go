@@ -122,10 +122,14 @@ func TestCard(t *testing.T) {
 
 	t.Run("held card has a HELD badge", func(t *testing.T) {
 		c := openCard()
-		c.Held = true
+		c.Held, c.HoldRule, c.HoldThen, c.HoldUntil = true, "night-deny", "deny", now.Add(time.Minute)
 		doc := render(t, views.CardView(c, views.Ctx{Now: now}, ""))
-		if got := doc.Find(`[data-testid="card-held"]`).Text(); got != "HELD" {
-			t.Fatalf("held badge = %q", got)
+		held := doc.Find(`[data-testid="card-held"]`)
+		if held.Text() != "HELD" {
+			t.Fatalf("held badge = %q", held.Text())
+		}
+		if got := held.AttrOr("title", ""); got != `rule night-deny decides "Deny" at 12:01:00 UTC unless you decide first` {
+			t.Fatalf("held title = %q", got)
 		}
 	})
 

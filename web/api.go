@@ -52,6 +52,15 @@ type apiRequest struct {
 	DecidedBy     *string           `json:"decided_by"`
 	DecidedVia    *string           `json:"decided_via"`
 	Actuation     apiActuation      `json:"actuation"`
+	Hold          *apiHold          `json:"hold"`
+}
+
+// apiHold is present while a rule holds an open request: at Until, unless
+// someone decides first, Then is decided with decided_via "rule:RULE (window)".
+type apiHold struct {
+	Rule  string `json:"rule"`
+	Until string `json:"until"`
+	Then  string `json:"then"`
 }
 
 func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
@@ -79,6 +88,9 @@ func toAPIRequest(r *models.Request) apiRequest {
 	if r.ResolvedAt != nil {
 		s := rfc3339(*r.ResolvedAt)
 		out.ResolvedAt = &s
+	}
+	if r.Held() {
+		out.Hold = &apiHold{Rule: *r.HoldRule, Until: rfc3339(*r.HoldUntil), Then: *r.HoldThen}
 	}
 	if out.Actuation.State == "" {
 		out.Actuation.State = models.ActuationNone

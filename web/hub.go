@@ -36,7 +36,8 @@ type hub struct {
 	conns map[*pageConn]struct{}
 
 	mu       sync.Mutex
-	presence map[string]int // operator label → connected pages
+	pages    int            // connected pages
+	presence map[string]int // operator label → connected, visible pages
 }
 
 // pageConn is one connected page: its filter, its bounded queue, and which
@@ -48,6 +49,7 @@ type pageConn struct {
 	shown    map[string]bool
 	dropped  chan struct{}      // closed when the hub gives up on the page
 	abort    context.CancelFunc // cancels a write in progress to a dropped page
+	visible  bool               // guarded by hub.mu
 }
 
 func newHub(s *Server, feed models.Subscriber) *hub {
@@ -260,25 +262,60 @@ func renderBytes(c templ.Component) []byte {
 	return buf.Bytes()
 }
 
-// arrive and depart keep the presence count the push router asks about.
-func (h *hub) arrive(op string) {
+// Presence: which operators are looking at a page right now. A page counts
+// while it is connected and visible (the page reports visibility changes over
+// its socket), so a tab left in the background does not silence the phone.
+
+// arrive counts a newly connected page, visible until it says otherwise.
+func (h *hub) arrive(pc *pageConn) {
 	h.mu.Lock()
-	h.presence[op]++
-	h.mu.Unlock()
+	defer h.mu.Unlock()
+	h.pages++
+	pc.visible = true
+	h.presence[pc.operator]++
 }
 
-func (h *hub) depart(op string) {
+// depart forgets a page that went away.
+func (h *hub) depart(pc *pageConn) {
 	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.pages--
+	if pc.visible {
+		h.unsee(pc.operator)
+	}
+}
+
+// setVisible records a page's visibility change.
+func (h *hub) setVisible(pc *pageConn, visible bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if pc.visible == visible {
+		return
+	}
+	pc.visible = visible
+	if visible {
+		h.presence[pc.operator]++
+	} else {
+		h.unsee(pc.operator)
+	}
+}
+
+func (h *hub) unsee(op string) {
 	if h.presence[op]--; h.presence[op] <= 0 {
 		delete(h.presence, op)
 	}
-	h.mu.Unlock()
 }
 
-// ActiveOperators lists the operators (as "operator:name") that have at least
-// one page connected right now, sorted. The push router may skip an alert
-// while someone is watching the page.
-func (s *Server) ActiveOperators() []string {
+// ActiveOperators reports whether any operator is looking at a page right now
+// (connected and visible). It is the push router's Presence: an alert may wait
+// while someone is watching the inbox.
+func (s *Server) ActiveOperators() bool {
+	return len(s.OperatorsOnline()) > 0
+}
+
+// OperatorsOnline lists the operators ("operator:name") with a visible page
+// connected, sorted.
+func (s *Server) OperatorsOnline() []string {
 	if s.pages == nil || s.pages.hub == nil {
 		return nil
 	}
@@ -293,7 +330,8 @@ func (s *Server) ActiveOperators() []string {
 	return out
 }
 
-// ConnectedPages is how many pages are connected (metrics, tests, benchmarks).
+// ConnectedPages is how many pages are connected, visible or not (tests,
+// benchmarks).
 func (s *Server) ConnectedPages() int {
 	if s.pages == nil || s.pages.hub == nil {
 		return 0
@@ -301,9 +339,5 @@ func (s *Server) ConnectedPages() int {
 	h := s.pages.hub
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	n := 0
-	for _, v := range h.presence {
-		n += v
-	}
-	return n
+	return h.pages
 }

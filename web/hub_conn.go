@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"time"
 
@@ -35,16 +36,29 @@ func (s *Server) connectPage(c echo.Context) error {
 	if err != nil {
 		return nil // Accept has answered (403 for a foreign Origin)
 	}
-	defer conn.CloseNow()
-	// The page sends nothing; CloseRead answers pings and notices the peer going.
-	ctx := conn.CloseRead(c.Request().Context())
+	ctx, cancel := context.WithCancel(c.Request().Context())
+	defer cancel()
 	wctx, abort := context.WithCancel(ctx)
 	defer abort()
-
 	op := Principal(c).Label()
 	pc := &pageConn{filter: f, operator: op, send: make(chan []byte, pageQueue), dropped: make(chan struct{}), abort: abort}
-	h.arrive(op)
-	defer h.depart(op)
+	h.arrive(pc)
+	defer h.depart(pc)
+
+	// The page only ever says whether it is visible; reading also answers
+	// pings and notices the page going away (which ends ctx).
+	conn.SetReadLimit(1024)
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		defer cancel()
+		s.readPage(ctx, conn, pc)
+	}()
+	defer func() {
+		conn.CloseNow()
+		<-read
+	}()
+
 	if !h.add(pc) {
 		conn.Close(websocket.StatusServiceRestart, "server stopping")
 		return nil
@@ -52,6 +66,26 @@ func (s *Server) connectPage(c echo.Context) error {
 	defer h.remove(pc)
 	s.pumpPage(wctx, conn, pc)
 	return nil
+}
+
+// readPage reads the page's visibility reports: {"visible": true|false}.
+func (s *Server) readPage(ctx context.Context, conn *websocket.Conn, pc *pageConn) {
+	for {
+		_, b, err := conn.Read(ctx)
+		if err != nil {
+			return
+		}
+		var m struct {
+			Visible *bool `json:"visible"`
+		}
+		if json.Unmarshal(b, &m) == nil && m.Visible != nil {
+			s.pages.hub.setVisible(pc, *m.Visible)
+			select { // the acknowledgement is a courtesy: never wait for a full queue
+			case pc.send <- renderBytes(views.OOBPresence(*m.Visible)):
+			default:
+			}
+		}
+	}
 }
 
 // pumpPage writes the page's queue to its socket and pings it, until the page

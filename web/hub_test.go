@@ -71,6 +71,16 @@ func (p *page) next() *goquery.Document {
 	return doc
 }
 
+// say sends the server a message as the page's script does.
+func (p *page) say(msg string) {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := p.conn.Write(ctx, websocket.MessageText, []byte(msg)); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
 func oob(doc *goquery.Document, sel string) string {
 	return doc.Find(sel).AttrOr("hx-swap-oob", "")
 }
@@ -168,11 +178,26 @@ func TestHubFragments(t *testing.T) {
 	})
 
 	t.Run("presence", func(t *testing.T) {
-		if got := e.srv.ActiveOperators(); len(got) != 1 || got[0] != "operator:ann" {
-			t.Fatalf("active = %v", got)
+		if got := e.srv.OperatorsOnline(); len(got) != 1 || got[0] != "operator:ann" || !e.srv.ActiveOperators() {
+			t.Fatalf("online = %v", got)
 		}
 		if got := e.srv.ConnectedPages(); got != 3 {
 			t.Fatalf("pages = %d", got)
+		}
+		// Pages in the background do not count as someone looking.
+		for _, p := range []*page{open, resolved, detail} {
+			p.say(`{"visible": false}`)
+			if doc := p.next(); doc.Find("#presence").AttrOr("data-visible", "") != "false" {
+				t.Fatalf("ack = %q", doc.Text())
+			}
+		}
+		if e.srv.ActiveOperators() || e.srv.ConnectedPages() != 3 {
+			t.Fatalf("hidden pages count as present: %v", e.srv.OperatorsOnline())
+		}
+		open.say(`{"visible": true}`)
+		open.next()
+		if !e.srv.ActiveOperators() {
+			t.Fatal("a visible page is not counted")
 		}
 	})
 }

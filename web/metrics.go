@@ -7,6 +7,7 @@ import (
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
@@ -44,7 +45,7 @@ func newMetrics(s *Server) *metrics {
 		Name: "gatehouse_waiters", Help: "Long-polls held open.",
 	}, func() float64 { return float64(s.waiters.count()) })
 	m.reg.MustRegister(m.decisions, m.release, open, waiters,
-		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.handler = echo.WrapHandler(promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}))
 	return m
 }

@@ -48,6 +48,7 @@ func (s *Server) pageRoutes(feed models.Subscriber) error {
 	e.Use(s.securityHeaders)
 	e.GET("/static/*", s.serveStatic)
 	e.HEAD("/static/*", s.serveStatic)
+	e.GET("/sw.js", s.serveServiceWorker)
 	page := []echo.MiddlewareFunc{s.pageErrors, s.authenticate, s.requirePageOperator}
 	e.GET("/", s.showInbox, page...)
 	e.GET("/requests/:id", s.showRequest, page...)

@@ -23,6 +23,10 @@ func toCard(r *models.Request) views.Card {
 	if r.ResolvedAt != nil {
 		c.ResolvedAt = *r.ResolvedAt
 	}
+	if r.Held() {
+		c.Held, c.HoldRule, c.HoldThen = true, deref(r.HoldRule), deref(r.HoldThen)
+		c.HoldUntil = *r.HoldUntil
+	}
 	c.Decision, c.Answer, c.Note = deref(r.Decision), deref(r.Answer), deref(r.Note)
 	c.DecidedBy, c.DecidedVia = deref(r.DecidedBy), deref(r.DecidedVia)
 	return c

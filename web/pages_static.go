@@ -15,7 +15,14 @@ import (
 // content hash (?v=…, as the pages write them) is cached for good; any other
 // is revalidated by ETag, and the service worker is never cached.
 func (s *Server) serveStatic(c echo.Context) error {
-	name := strings.TrimPrefix(path.Clean("/"+c.Param("*")), "/")
+	return s.sendAsset(c, strings.TrimPrefix(path.Clean("/"+c.Param("*")), "/"))
+}
+
+// serveServiceWorker is GET /sw.js: the worker must be served from the root so
+// its scope is the whole site.
+func (s *Server) serveServiceWorker(c echo.Context) error { return s.sendAsset(c, "sw.js") }
+
+func (s *Server) sendAsset(c echo.Context, name string) error {
 	hash, ok := s.pages.hashes[name]
 	if !ok || strings.HasSuffix(name, ".go") {
 		return echo.NewHTTPError(http.StatusNotFound, "no such file")

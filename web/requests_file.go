@@ -1,7 +1,9 @@
 package web
 
 import (
+	"context"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/gatehousehq/gatehouse/models"
@@ -52,7 +54,7 @@ func (s *Server) fileRequest(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	r, created, err := s.store.CreateRequest(c.Request().Context(), Principal(c), n, c.Request().Header.Get("Idempotency-Key"))
+	r, created, err := s.FileRequest(c.Request().Context(), Principal(c), n, c.Request().Header.Get("Idempotency-Key"))
 	if err != nil {
 		return err
 	}
@@ -62,4 +64,15 @@ func (s *Server) fileRequest(c echo.Context) error {
 	}
 	c.Response().Header().Set("Location", "/v1/requests/"+r.ID)
 	return c.JSON(status, toAPIRequest(r))
+}
+
+// FileRequest files a request for any route (API, MCP, pending grants): the rules
+// in force judge it in the store, and a rule's decision runs the server's
+// decision hooks and is counted like any other.
+func (s *Server) FileRequest(ctx context.Context, p models.Principal, n models.NewRequest, idemKey string) (*models.Request, bool, error) {
+	r, created, err := s.store.CreateRequest(ctx, p, n, idemKey, s.hooks...)
+	if err == nil && created && r.DecidedVia != nil && strings.HasPrefix(*r.DecidedVia, "rule:") {
+		s.metrics.countDecision(r, nil)
+	}
+	return r, created, err
 }

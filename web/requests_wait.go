@@ -86,6 +86,9 @@ func (s *Server) WaitChange(c echo.Context, id string, timeout time.Duration, do
 				stop()
 				return r, false, nil
 			}
+			if s.cfg.OnWaitStart != nil {
+				s.cfg.OnWaitStart()
+			}
 		} else if done(r, first) {
 			stop()
 			return r, false, nil

@@ -21,6 +21,14 @@ func (s *Server) routes() {
 	v1.POST("/requests/:id/decide", s.decideRequest, operator)
 	v1.POST("/requests/:id/dismiss", s.dismissRequest, operator)
 	v1.GET("/requests/:id/audit", s.auditRequest, operator)
+	v1.GET("/rules", s.listRules, operator)
+	s.deviceRoutes(v1, operator)
+	if s.runtimes != nil && s.changes != nil {
+		v1.GET("/keys", s.getKeys)
+		v1.POST("/runtimes", s.registerRuntime, requireRoles(models.RoleRuntime))
+		v1.GET("/runtimes", s.listRuntimes, requireRoles(models.RoleOperator, models.RoleRuntime))
+		v1.GET("/runtimes/:id/decisions", s.feedDecisions, requireRoles(models.RoleRuntime))
+	}
 
 	e.POST("/api/operator-attention/permissions/decide", s.decideAttention, s.authenticate, operator)
 	e.GET("/metrics", s.metrics.serve, s.authenticate, operator)

@@ -19,7 +19,9 @@ import (
 
 // Store is what the web layer needs of the record.
 type Store interface {
-	CreateRequest(ctx context.Context, p models.Principal, n models.NewRequest, idemKey string) (*models.Request, bool, error)
+	// CreateRequest judges the new request by the rules in force; hooks run in a
+	// rule's decision.
+	CreateRequest(ctx context.Context, p models.Principal, n models.NewRequest, idemKey string, hooks ...models.DecisionHook) (*models.Request, bool, error)
 	GetRequest(ctx context.Context, id string) (*models.Request, error)
 	ListRequests(ctx context.Context, f models.ListFilter) ([]models.Request, string, error)
 	PatchRequest(ctx context.Context, id string, by models.Principal, p models.Patch) (*models.Request, error)
@@ -39,12 +41,21 @@ type Watcher interface {
 	Watch(id string) (<-chan struct{}, func())
 }
 
+// RulesInForce gives the rules that judge new requests (a *models.RuleSet).
+type RulesInForce interface {
+	Current() *models.Rules
+}
+
 // Config is the server's settings.
 type Config struct {
 	BaseURL             string // e.g. http://127.0.0.1:8080; sets cookie Secure and the Origin check
 	MaxWaiters          int    // all long-polls at once
 	MaxWaitersPerCaller int    // long-polls of one caller at once
 	BodyLimit           string // e.g. "64K"
+	// OnWaitStart and OnWaitEnd, if set, are called when a long-poll starts to
+	// wait on the change announcement and after it has let go of its slot.
+	// Tests synchronise on them.
+	OnWaitStart, OnWaitEnd func()
 }
 
 // Deps are the concrete parts cmd wires in.
@@ -54,22 +65,31 @@ type Deps struct {
 	DB      *gorm.DB // for readiness; may be nil
 	// DecisionHooks run inside every decision's transaction (forwarding's outbox).
 	DecisionHooks []models.DecisionHook
-	// Changes feeds the page's live hub; when nil, a Watcher that can also
-	// Subscribe (*models.Changes) is used.
-	Changes models.Subscriber
+	// Rules, when set, are shown at GET /v1/rules.
+	Rules RulesInForce
+	// Devices, when set, serves the push device routes (/v1/devices, /v1/webpush/…).
+	Devices DeviceStore
+	// Runtimes and Changes serve runtime registration, the signing keys and the
+	// pull feed; without them those routes are absent.
+	Runtimes RuntimeStore
+	Changes  models.Subscriber
 }
 
 // Server is the HTTP server.
 type Server struct {
-	cfg     Config
-	echo    *echo.Echo
-	store   Store
-	watcher Watcher
-	db      *gorm.DB
-	hooks   []models.DecisionHook
-	metrics *metrics
-	waiters *waiterCaps
-	baseURL *url.URL
+	cfg      Config
+	echo     *echo.Echo
+	store    Store
+	watcher  Watcher
+	db       *gorm.DB
+	hooks    []models.DecisionHook
+	runtimes RuntimeStore
+	changes  models.Subscriber
+	metrics  *metrics
+	waiters  *waiterCaps
+	baseURL  *url.URL
+	rules    RulesInForce
+	devices  DeviceStore
 
 	closeOnce sync.Once
 	closing   chan struct{} // closed when the server stops: releases every wait
@@ -102,7 +122,8 @@ func New(cfg Config, d Deps) (*Server, error) {
 		return nil, models.Errorf(models.ECodeInvalid, "base URL %q is not an absolute URL", cfg.BaseURL)
 	}
 	s := &Server{
-		cfg: cfg, store: d.Store, watcher: d.Watcher, db: d.DB, hooks: d.DecisionHooks,
+		cfg: cfg, store: d.Store, watcher: d.Watcher, db: d.DB, hooks: d.DecisionHooks, rules: d.Rules, devices: d.Devices,
+		runtimes: d.Runtimes, changes: d.Changes,
 		waiters: newWaiterCaps(cfg.MaxWaiters, cfg.MaxWaitersPerCaller),
 		baseURL: base, closing: make(chan struct{}),
 	}

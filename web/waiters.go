@@ -65,5 +65,13 @@ func (s *Server) AcquireWaiter(c echo.Context) (func(), error) {
 		c.Response().Header().Set("Retry-After", strconv.Itoa(RetryAfterSeconds))
 		return nil, err
 	}
-	return release, nil
+	return func() {
+		release()
+		if s.cfg.OnWaitEnd != nil {
+			s.cfg.OnWaitEnd()
+		}
+	}, nil
 }
+
+// Waiters is how many long-polls the server holds.
+func (s *Server) Waiters() int { return s.waiters.count() }

@@ -18,6 +18,10 @@ Usage:
   gatehouse token create --role operator|runtime|agent --name NAME [--database URL]
   gatehouse token list [--database URL]
   gatehouse token revoke ID|NAME [--database URL]
+  gatehouse rules check FILE
+  gatehouse rules test FILE [REQUEST.json]   (the request on stdin when not named)
+  gatehouse push test [--database URL] [--base-url URL]
+  gatehouse runtime --name N [--machine M] [--callback-listen ADDR] [--pull] [--url URL] [--token T]
   gatehouse ask --title "…" [--option id:label:effect]… [--timeout 10m] [--url URL] [--token T]
 
 Run "gatehouse COMMAND -h" for a command's flags.
@@ -35,9 +39,12 @@ type command func(ctx context.Context, args []string, stdin io.Reader, stdout, s
 
 func commands() map[string]command {
 	return map[string]command{
-		"serve": runServe,
-		"token": runToken,
-		"ask":   runAsk,
+		"serve":   runServe,
+		"token":   runToken,
+		"ask":     runAsk,
+		"rules":   runRules,
+		"push":    runPush,
+		"runtime": runRuntime,
 	}
 }
 

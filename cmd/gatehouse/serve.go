@@ -10,11 +10,15 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"os/signal"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/push"
 	"github.com/gatehousehq/gatehouse/web"
 )
 
@@ -82,6 +86,14 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 }
 
 func serve(ctx context.Context, cfg serveConfig, stdout io.Writer) error {
+	// A broken rules file stops serve before anything listens.
+	var rules *models.Rules
+	if cfg.Rules != "" {
+		var err error
+		if rules, err = models.LoadRules(cfg.Rules); err != nil {
+			return err
+		}
+	}
 	changes := models.NewChanges()
 	store, closeDB, err := openStore(cfg.Database, changes)
 	if err != nil {
@@ -89,6 +101,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout io.Writer) error {
 	}
 	defer closeDB()
 	store.DefaultExpiry, store.MaxExpiry = cfg.DefaultExpiry, cfg.MaxExpiry
+	store.Rules = models.NewRuleSet(rules)
 
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
@@ -97,10 +110,30 @@ func serve(ctx context.Context, cfg serveConfig, stdout io.Writer) error {
 	if cfg.BaseURL == "" {
 		cfg.BaseURL = "http://" + ln.Addr().String()
 	}
+	// The signing key is made on first start; forwards are signed with it.
+	key, err := store.SigningKey(ctx)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	hooks := []models.DecisionHook{store.ForwardHook()}
 	srv, err := web.New(web.Config{
 		BaseURL: cfg.BaseURL, MaxWaiters: cfg.MaxWaiters, MaxWaitersPerCaller: cfg.MaxWaitersPerCaller,
-	}, web.Deps{Store: store, Watcher: changes, DB: store.DB})
+	}, web.Deps{Store: store, Watcher: changes, DB: store.DB, DecisionHooks: hooks, Rules: store.Rules, Devices: store, Runtimes: store, Changes: changes})
 	if err != nil {
+		ln.Close()
+		return err
+	}
+	senders, pushCfg, closePush, err := pushSenders(ctx, store, cfg.BaseURL)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer closePush()
+	// The page's hub is the presence: an alert waits while an operator's page is visible.
+	router := push.NewRouter(pushCfg, store, changes, senders, srv)
+	forwarder := &web.Forwarder{Store: store, Changes: changes, Key: key, Now: store.Now}
+	if err := forwarder.Instrument(srv.Registry()); err != nil {
 		ln.Close()
 		return err
 	}
@@ -108,8 +141,23 @@ func serve(ctx context.Context, cfg serveConfig, stdout io.Writer) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var bg sync.WaitGroup
-	sweeper := &models.Sweeper{Store: store, Changes: changes}
+	sweeper := &models.Sweeper{Store: store, Changes: changes, Hooks: hooks}
 	bg.Go(func() { sweeper.Run(ctx) })
+	holds := &models.HoldSweeper{Store: store, Changes: changes, Hooks: hooks}
+	bg.Go(func() { holds.Run(ctx) })
+	if cfg.Rules != "" {
+		slog.Info("rules in force", "file", cfg.Rules, "rules", rules.Len(), "digest", rules.Digest[:12])
+		hup := make(chan os.Signal, 1)
+		signal.Notify(hup, syscall.SIGHUP)
+		defer signal.Stop(hup)
+		bg.Go(func() {
+			if err := models.WatchRules(ctx, cfg.Rules, store.Rules, hup, nil); err != nil {
+				slog.Error("rules watch stopped; SIGHUP and file changes will not reload", "err", err)
+			}
+		})
+	}
+	bg.Go(func() { _ = router.Run(ctx) })
+	bg.Go(func() { forwarder.Run(ctx) })
 
 	httpSrv := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	serveErr := make(chan error, 1)

@@ -1,0 +1,46 @@
+package client_test
+
+import (
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/gatehousehq/gatehouse/client"
+)
+
+// The worked example in docs/forwarding.md is this program's output: a real
+// key, body and signature, verified here.
+func ExampleSign() {
+	seed := sha256.Sum256([]byte("gatehouse forwarding example"))
+	key := ed25519.NewKeyFromSeed(seed[:])
+	pub := key.Public().(ed25519.PublicKey)
+	body := []byte(`{"requestId":"req_4f9e38b934e1dd287ffc7d62","version":2,"decision":"once","answer":null,"note":"go ahead"}`)
+	at := time.Unix(1796000000, 0)
+	h := http.Header{}
+	client.Sign(h, key, "key_0f1fbf452459370c5757a422", http.MethodPost, client.DecidePath, at, "dlv_1f3e98088b6fe99bd95e68bd", body)
+
+	fmt.Println("public key:", base64.StdEncoding.EncodeToString(pub))
+	fmt.Printf("signing string:\n%s\n", client.SigningString(http.MethodPost, client.DecidePath, at.Unix(), "dlv_1f3e98088b6fe99bd95e68bd", body))
+	for _, k := range []string{client.HeaderKeyID, client.HeaderTimestamp, client.HeaderDelivery, client.HeaderSignature} {
+		fmt.Printf("%s: %s\n", k, h.Get(k))
+	}
+	_, err := client.Verify(h, map[string]ed25519.PublicKey{"key_0f1fbf452459370c5757a422": pub}, http.MethodPost, client.DecidePath, body, at, 5*time.Minute)
+	fmt.Println("verified:", err == nil)
+	// Output:
+	// public key: ijchZNWsD8gIQNptKP2IldjJIcXEzzJ8MfhqvkXanx0=
+	// signing string:
+	// gatehouse-v1
+	// POST
+	// /v1/permissions/decide
+	// 1796000000
+	// dlv_1f3e98088b6fe99bd95e68bd
+	// 5b03553a01a033388e54f194a0aab5a429a794099aa36e5ce4f81b0bf93039ad
+	// Gatehouse-Key-Id: key_0f1fbf452459370c5757a422
+	// Gatehouse-Timestamp: 1796000000
+	// Gatehouse-Delivery: dlv_1f3e98088b6fe99bd95e68bd
+	// Gatehouse-Signature: nQ5BPlnUMrIYSDKGN/UKP/Sz6ph8dqhSTa39daIVD4A1HephOF1ByNM7d+Quw1Ud4r/ODEX9p1fLYUVHaUUKBQ==
+	// verified: true
+}

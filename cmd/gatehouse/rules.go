@@ -1,0 +1,148 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/gatehousehq/gatehouse/models"
+)
+
+const rulesUsage = `usage:
+  gatehouse rules check FILE              validate a rules file (exit 0 valid, 1 not)
+  gatehouse rules test FILE [REQUEST]     show which rule matches a request (JSON from REQUEST or stdin)
+`
+
+// runRules is `gatehouse rules`. Exit codes: 0 done, 1 invalid file or request, 2 usage.
+func runRules(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return rulesCommand(args, stdin, stdout, stderr)
+}
+
+func rulesCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) < 2 {
+		fmt.Fprint(stderr, rulesUsage)
+		return 2
+	}
+	switch args[0] {
+	case "check":
+		if len(args) != 2 {
+			fmt.Fprint(stderr, rulesUsage)
+			return 2
+		}
+		return checkRules(args[1], stdout, stderr)
+	case "test":
+		if len(args) > 3 {
+			fmt.Fprint(stderr, rulesUsage)
+			return 2
+		}
+		in := stdin
+		if len(args) == 3 && args[2] != "-" {
+			f, err := os.Open(args[2])
+			if err != nil {
+				fmt.Fprintln(stderr, err)
+				return 1
+			}
+			defer f.Close()
+			in = f
+		}
+		return testRules(args[1], in, stdout, stderr)
+	}
+	fmt.Fprint(stderr, rulesUsage)
+	return 2
+}
+
+func checkRules(path string, stdout, stderr io.Writer) int {
+	rs, err := models.LoadRules(path)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "%s: ok, %d %s\n", path, rs.Len(), plural(rs.Len(), "rule", "rules"))
+	for i, r := range rs.List() {
+		fmt.Fprintf(stdout, "%3d. %s (line %d): %s\n", i+1, r.Name, r.Line, r.Describe())
+	}
+	return 0
+}
+
+// testRequest is a request as filed with POST /v1/requests (a stored record's
+// JSON works too: unknown fields are ignored). created_by stands for the filer,
+// e.g. "runtime:ci", which `runtime` in a rule can match.
+type testRequest struct {
+	Kind          string          `json:"kind"`
+	Title         string          `json:"title"`
+	Summary       string          `json:"summary"`
+	Detail        string          `json:"detail"`
+	Risk          string          `json:"risk"`
+	Tool          string          `json:"tool"`
+	Command       string          `json:"command"`
+	Options       []models.Option `json:"options"`
+	AllowAnswer   bool            `json:"allow_answer"`
+	DefaultOption string          `json:"default_option"`
+	RuntimeID     *string         `json:"runtime_id"`
+	CreatedBy     string          `json:"created_by"`
+	Source        string          `json:"source"`
+}
+
+func testRules(path string, in io.Reader, stdout, stderr io.Writer) int {
+	rs, err := models.LoadRules(path)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	var tr testRequest
+	dec := json.NewDecoder(io.LimitReader(in, 1<<20))
+	if err := dec.Decode(&tr); err != nil {
+		fmt.Fprintf(stderr, "request: %v\n", err)
+		return 1
+	}
+	if tr.Options == nil && !models.Silent(tr.Kind) && !(tr.Kind == models.KindQuestion && tr.AllowAnswer) {
+		tr.Options = []models.Option{{ID: "once", Label: "Allow once", Effect: models.EffectAllow}, {ID: "deny", Label: "Deny", Effect: models.EffectDeny}}
+		fmt.Fprintln(stdout, "the request names no options: testing with once (allow) and deny (deny)")
+	}
+	n := models.NewRequest{Kind: tr.Kind, Title: tr.Title, Summary: tr.Summary, Detail: tr.Detail, Risk: tr.Risk,
+		Tool: tr.Tool, Command: tr.Command, Options: tr.Options, AllowAnswer: tr.AllowAnswer,
+		DefaultOption: tr.DefaultOption, Source: tr.Source, RuntimeID: tr.RuntimeID}
+	if err := n.Normalize(); err != nil {
+		fmt.Fprintf(stderr, "request: %v\n", err)
+		return 1
+	}
+	r := &models.Request{Kind: n.Kind, Title: n.Title, Summary: n.Summary, Risk: n.Risk, Tool: n.Tool,
+		Command: n.Command, Options: n.Options, RuntimeID: n.RuntimeID, CreatedBy: tr.CreatedBy}
+	fmt.Fprintln(stdout, describeVerdict(r, rs.Evaluate(r)))
+	return 0
+}
+
+// describeVerdict says in words what the rules would do with r.
+func describeVerdict(r *models.Request, v models.Verdict) string {
+	label := func(id string) string {
+		if o, ok := r.Option(id); ok {
+			return fmt.Sprintf("%q (%s)", id, o.Label)
+		}
+		return fmt.Sprintf("%q", id)
+	}
+	var b strings.Builder
+	switch {
+	case v.Rule == "":
+		b.WriteString("no rule matches: the request goes to the operator")
+	case v.Deferred != "":
+		fmt.Fprintf(&b, "rule %q (line %d) matches but leaves the request to the operator: %s", v.Rule, v.Line, v.Deferred)
+	case v.Action == models.RuleHold:
+		fmt.Fprintf(&b, "rule %q (line %d) matches: hold\n", v.Rule, v.Line)
+		fmt.Fprintf(&b, "the operator sees it marked HELD for %s; if nobody decides by then, it is decided %s with decided_via %q",
+			v.Window, label(v.Option), models.ViaRuleWindow(v.Rule))
+	default:
+		fmt.Fprintf(&b, "rule %q (line %d) matches: %s\n", v.Rule, v.Line, v.Action)
+		fmt.Fprintf(&b, "decided at once: %s with decided_via %q", label(v.Option), models.ViaRule(v.Rule))
+	}
+	return b.String()
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

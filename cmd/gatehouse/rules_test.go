@@ -1,0 +1,78 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const cliRules = `rules:
+  - name: git-read
+    match:
+      tool: Bash
+      command: '^git (status|diff)'
+    action: approve
+  - name: hold-deploys
+    match:
+      text: deploy
+    action: hold
+    window: 2m
+    then: deny
+`
+
+func rulesFile(t *testing.T, src string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "rules.yaml")
+	if err := os.WriteFile(p, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestRulesCommand(t *testing.T) {
+	good := rulesFile(t, cliRules)
+	cases := []struct {
+		name        string
+		args        []string
+		stdin       string
+		code        int
+		out, errOut string
+	}{
+		{"check a good file", []string{"check", good}, "", 0, "ok, 2 rules", ""},
+		{"check an empty file", []string{"check", rulesFile(t, "")}, "", 0, "ok, 0 rules", ""},
+		{"check a broken file", []string{"check", rulesFile(t, "rules:\n  - name: a\n    action: allow\n")}, "", 1, "", `rules.yaml:3:13: action "allow"`},
+		{"check a missing file", []string{"check", "/nonexistent/rules.yaml"}, "", 1, "", "no such file"},
+		{"test: approve", []string{"test", good}, `{"title":"t","tool":"Bash","command":"git status"}`, 0,
+			"rule \"git-read\" (line 2) matches: approve\ndecided at once: \"once\" (Allow once) with decided_via \"rule:git-read\"", ""},
+		{"test: hold", []string{"test", good}, `{"title":"deploy web","options":[{"id":"ok","label":"OK","effect":"allow"},{"id":"no","label":"No","effect":"deny"}]}`, 0,
+			`HELD for 2m0s; if nobody decides by then, it is decided "no" (No) with decided_via "rule:hold-deploys (window)"`, ""},
+		{"test: no match", []string{"test", good}, `{"title":"t","tool":"Bash","command":"rm -rf /"}`, 0, "no rule matches: the request goes to the operator", ""},
+		{"test: defers", []string{"test", good}, `{"title":"deploy","options":[{"id":"ok","label":"OK","effect":"allow"}]}`, 0,
+			"matches but leaves the request to the operator: the request offers no option with effect deny", ""},
+		{"test: bad request", []string{"test", good}, `{"title":""}`, 1, "", "title is required"},
+		{"usage", []string{"frob"}, "", 2, "", "usage:"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			code := rulesCommand(c.args, strings.NewReader(c.stdin), &out, &errOut)
+			if code != c.code || !strings.Contains(out.String(), c.out) || !strings.Contains(errOut.String(), c.errOut) {
+				t.Fatalf("exit %d (want %d)\nstdout: %s\nstderr: %s", code, c.code, out.String(), errOut.String())
+			}
+		})
+	}
+}
+
+func TestServeStopsOnBrokenRules(t *testing.T) {
+	broken := rulesFile(t, "rules:\n  - name: a\n    match:\n      command: 'git ('\n    action: deny\n")
+	var out, errOut bytes.Buffer
+	code := runServe(t.Context(), []string{"--addr", "127.0.0.1:0", "--database", "sqlite:" + t.TempDir() + "/g.db", "--rules", broken}, nil, &out, &errOut)
+	if code != 1 || !strings.Contains(errOut.String(), "rules.yaml:4:16: bad regular expression") {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out.String(), errOut.String())
+	}
+	if strings.Contains(out.String(), "listening") {
+		t.Fatal("serve listened with a broken rules file")
+	}
+}

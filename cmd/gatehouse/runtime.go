@@ -1,0 +1,149 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gatehousehq/gatehouse/client"
+)
+
+// runRuntime plays a machine-local runtime: it registers, then receives
+// decisions by callback (--callback-listen), by the pull feed (--pull), or both,
+// and prints each as one JSON line, so a person can watch the flow end to end.
+func runRuntime(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("runtime", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	host, _ := os.Hostname()
+	serverURL := fs.String("url", env("GATEHOUSE_URL", "http://127.0.0.1:8080"), "server URL (GATEHOUSE_URL)")
+	token := fs.String("token", env("GATEHOUSE_TOKEN", ""), "runtime token (GATEHOUSE_TOKEN)")
+	name := fs.String("name", "", "runtime name (required; registering it again updates it)")
+	machine := fs.String("machine", host, "machine the runtime runs on")
+	listen := fs.String("callback-listen", "", "serve the signed callback on ADDR (e.g. 127.0.0.1:9090)")
+	publicURL := fs.String("callback-url", "", "the callback URL the server should call (default http://ADDR of --callback-listen)")
+	pull := fs.Bool("pull", false, "long-poll the decision feed (for runtimes behind NAT)")
+	cursorFile := fs.String("cursor-file", "", "with --pull: keep the feed cursor in FILE, to resume after a restart")
+	gone := fs.Bool("gone", false, "answer every pushed decision 409 (as a runtime that lost its live callback)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *name == "" || *token == "" {
+		fmt.Fprintln(stderr, "runtime: --name and --token (or GATEHOUSE_TOKEN) are required")
+		return 2
+	}
+	if *listen == "" && !*pull {
+		*pull = true // a runtime that takes no calls can still pull
+	}
+	c := client.New(*serverURL, *token)
+	out := &lineWriter{w: stdout}
+
+	var ln net.Listener
+	reg := client.RuntimeRegistration{Name: *name, Machine: *machine}
+	if *listen != "" {
+		var err error
+		if ln, err = net.Listen("tcp", *listen); err != nil {
+			fmt.Fprintln(stderr, "runtime:", err)
+			return 1
+		}
+		defer ln.Close()
+		reg.CallbackURL = *publicURL
+		if reg.CallbackURL == "" {
+			reg.CallbackURL = "http://" + ln.Addr().String()
+		}
+	}
+	rt, err := c.RegisterRuntime(ctx, reg)
+	if err != nil {
+		fmt.Fprintln(stderr, "runtime: register:", err)
+		return 1
+	}
+	fmt.Fprintf(stderr, "runtime %s registered as %s (callback %q); file requests with \"runtime_id\": %q\n", rt.Name, rt.ID, rt.CallbackURL, rt.ID)
+
+	var wg sync.WaitGroup
+	errs := make(chan error, 2)
+	if ln != nil {
+		keys, err := c.Keys(ctx)
+		if err != nil {
+			fmt.Fprintln(stderr, "runtime: fetch the server's keys:", err)
+			return 1
+		}
+		h := &client.Handler{Keys: keys, OnDecision: func(_ context.Context, d client.Decision) error {
+			out.print("push", d)
+			if *gone {
+				return client.ErrGone
+			}
+			return nil
+		}}
+		mux := http.NewServeMux()
+		mux.Handle("POST "+client.DecidePath, h)
+		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		wg.Go(func() {
+			if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+				errs <- err
+			}
+		})
+		wg.Go(func() {
+			<-ctx.Done()
+			shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = srv.Shutdown(shut)
+		})
+	}
+	if *pull {
+		loop := &client.PullLoop{Client: c, RuntimeID: rt.ID, Handle: func(_ context.Context, d client.Decision) error {
+			out.print("pull", d)
+			return nil
+		}}
+		if *cursorFile != "" {
+			loop.LoadCursor = func(context.Context) (string, error) {
+				b, err := os.ReadFile(*cursorFile)
+				if errors.Is(err, os.ErrNotExist) {
+					return "", nil
+				}
+				return strings.TrimSpace(string(b)), err
+			}
+			loop.SaveCursor = func(_ context.Context, cur string) error {
+				return os.WriteFile(*cursorFile, []byte(cur+"\n"), 0o600)
+			}
+		}
+		wg.Go(func() {
+			if err := loop.Run(ctx); err != nil && ctx.Err() == nil {
+				errs <- err
+			}
+		})
+	}
+	var code int
+	select {
+	case <-ctx.Done():
+	case err := <-errs:
+		fmt.Fprintln(stderr, "runtime:", err)
+		code = 1
+	}
+	wg.Wait()
+	return code
+}
+
+// lineWriter prints one JSON line per decision, whole lines only.
+type lineWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lineWriter) print(via string, d client.Decision) {
+	line := struct {
+		Via string `json:"via"`
+		client.Decision
+	}{via, d}
+	b, _ := json.Marshal(line)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	fmt.Fprintf(l.w, "%s\n", b)
+}

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"regexp"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/web"
+)
+
+// lines is an io.Writer that hands over each whole line written to it.
+type lines struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+	C   chan string
+}
+
+func newLines() *lines { return &lines{C: make(chan string, 64)} }
+
+func (l *lines) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf.Write(p)
+	for {
+		line, err := l.buf.ReadString('\n')
+		if err != nil {
+			l.buf.WriteString(line) // an unfinished line waits for the rest
+			return len(p), nil
+		}
+		l.C <- line
+	}
+}
+
+func nextLine(t *testing.T, l *lines, what string) string {
+	t.Helper()
+	select {
+	case s := <-l.C:
+		return s
+	case <-time.After(20 * time.Second): // a cap, so a hang fails rather than stalls
+		t.Fatalf("no %s", what)
+		return ""
+	}
+}
+
+var runtimeID = regexp.MustCompile(`rt_[0-9a-f]+`)
+
+func TestRuntimeCommand(t *testing.T) {
+	s, changes := modelstest.Store(t, "sqlite")
+	key, err := s.SigningKey(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	hooks := []models.DecisionHook{s.ForwardHook()}
+	srv, err := web.New(web.Config{}, web.Deps{Store: s, Watcher: changes, DecisionHooks: hooks, Runtimes: s, Changes: changes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := httptest.NewServer(srv.Handler())
+	defer api.Close()
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	fw := &web.Forwarder{Store: s, Changes: changes, Key: key, Now: s.Now}
+	fwDone := make(chan struct{})
+	go func() { fw.Run(ctx); close(fwDone) }()
+	defer func() { cancel(); <-fwDone }()
+
+	tok, secret, err := s.CreateToken(ctx, models.RoleRuntime, "laptop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	decide := func(t *testing.T, rid string) string {
+		r, _, err := s.CreateRequest(ctx, tok.Principal(), models.NewRequest{Title: "git push", RuntimeID: &rid,
+			Options: []models.Option{{ID: "once", Label: "Allow once", Effect: "allow"}}}, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Decide(ctx, r.ID, models.Decision{Version: 1, Option: "once", By: "operator:o", Via: "api"}, hooks...); err != nil {
+			t.Fatal(err)
+		}
+		return r.ID
+	}
+
+	for _, mode := range [][]string{{"--callback-listen", "127.0.0.1:0"}, {"--pull"}} {
+		t.Run(mode[0], func(t *testing.T) {
+			stdout, stderr := newLines(), newLines()
+			rctx, stop := context.WithCancel(ctx)
+			code := make(chan int, 1)
+			args := append([]string{"runtime", "--url", api.URL, "--token", secret, "--name", "n" + mode[0], "--machine", "m"}, mode...)
+			go func() { code <- run(rctx, args, nil, stdout, stderr) }()
+			rid := runtimeID.FindString(nextLine(t, stderr, "registration line"))
+			if rid == "" {
+				t.Fatal("the runtime printed no id")
+			}
+			id := decide(t, rid)
+			var got struct {
+				Via       string `json:"via"`
+				RequestID string `json:"requestId"`
+				Version   int    `json:"version"`
+				Decision  string `json:"decision"`
+			}
+			line := nextLine(t, stdout, "decision line")
+			if err := json.Unmarshal([]byte(line), &got); err != nil {
+				t.Fatalf("%q: %v", line, err)
+			}
+			via := map[string]string{"--pull": "pull"}[mode[0]]
+			if via == "" {
+				via = "push"
+			}
+			if got.Via != via || got.RequestID != id || got.Version != 2 || got.Decision != "once" {
+				t.Fatalf("printed %s", line)
+			}
+			stop()
+			if c := <-code; c != 0 {
+				t.Fatalf("exit code %d", c)
+			}
+		})
+	}
+}

@@ -1,0 +1,89 @@
+package models
+
+import (
+	"context"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// ReleaseHolds applies the `then` of every open request whose hold window has
+// passed, as a decision with decided_via "rule:NAME (window)". A hold whose option
+// is no longer offered (the owner edited the options) lapses: the request stays
+// with the operator. A request already past its expiry is left to Expire.
+// Conditional updates make it safe to run in several processes at once, and
+// against a concurrent decide. It returns how many it settled and when the next
+// window ends (zero when none is pending).
+func (s *Store) ReleaseHolds(ctx context.Context, hooks ...DecisionHook) (int, time.Time, error) {
+	now := s.now()
+	db := s.DB.WithContext(ctx)
+	var due []Request
+	err := db.Where("status = ? AND hold_until IS NOT NULL AND hold_until <= ? AND expires_at > ?", StatusOpen, now, now).
+		Order("hold_until").Limit(500).Find(&due).Error
+	if err != nil {
+		return 0, time.Time{}, err
+	}
+	n := 0
+	for i := range due {
+		r := &due[i]
+		action := "decide"
+		err := db.Transaction(func(tx *gorm.DB) error {
+			if r.HoldThen == nil || r.HoldRule == nil {
+				return errRaced
+			}
+			if _, ok := r.Option(*r.HoldThen); !ok {
+				action = "edit"
+				return s.lapseHold(tx, r, now)
+			}
+			d := Decision{Version: r.Version, Option: *r.HoldThen, By: ViaRule(*r.HoldRule), Via: ViaRuleWindow(*r.HoldRule)}
+			if err := s.resolve(tx, r, d, "decide"); err != nil {
+				return err
+			}
+			for _, h := range hooks {
+				if err := h(tx, r); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err == errRaced || ErrorCode(err) != ECodeInternal {
+			continue // decided, edited or released elsewhere first
+		}
+		if err != nil {
+			return n, time.Time{}, err
+		}
+		n++
+		s.announce(r, action)
+	}
+	next, err := s.NextHold(ctx)
+	return n, next, err
+}
+
+// NextHold returns when the next pending hold window ends; zero when none.
+func (s *Store) NextHold(ctx context.Context) (time.Time, error) {
+	var next []Request
+	err := s.DB.WithContext(ctx).Select("hold_until").
+		Where("status = ? AND hold_until IS NOT NULL AND expires_at > ?", StatusOpen, s.now()).
+		Order("hold_until").Limit(1).Find(&next).Error
+	if err != nil || len(next) == 0 || next[0].HoldUntil == nil {
+		return time.Time{}, err
+	}
+	return *next[0].HoldUntil, nil
+}
+
+// lapseHold drops a hold whose option is gone, raising the version: the HELD
+// mark the operator saw is gone.
+func (s *Store) lapseHold(tx *gorm.DB, r *Request, now time.Time) error {
+	res := tx.Model(&Request{}).Where("id = ? AND version = ? AND status = ?", r.ID, r.Version, StatusOpen).
+		Updates(map[string]any{"hold_until": nil, "hold_then": nil, "version": r.Version + 1, "updated_at": now})
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected == 0 {
+		return errRaced
+	}
+	then := *r.HoldThen
+	r.HoldUntil, r.HoldThen, r.Version, r.UpdatedAt = nil, nil, r.Version+1, now
+	return s.audit(tx, r, "hold_lapsed", ViaRule(*r.HoldRule), ViaRuleWindow(*r.HoldRule),
+		map[string]any{"rule": *r.HoldRule, "why": "option " + quote(then) + " is no longer offered"})
+}

@@ -1,0 +1,289 @@
+package models
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+)
+
+// RuleError is one problem in a rules file, at the line and column it starts.
+type RuleError struct {
+	File   string
+	Line   int
+	Column int
+	Msg    string
+}
+
+func (e *RuleError) Error() string {
+	f := e.File
+	if f == "" {
+		f = "rules"
+	}
+	return fmt.Sprintf("%s:%d:%d: %s", f, e.Line, e.Column, e.Msg)
+}
+
+// MaxRules caps a rules file; evaluation is a linear scan.
+const MaxRules = 1000
+
+var ruleNamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+
+// The file as written. Lists of strings are `any` so that both `kind: permission`
+// and `kind: [permission, approval]` are accepted.
+type rulesFile struct {
+	Rules []ruleSpec `yaml:"rules"`
+}
+
+type ruleSpec struct {
+	Name   string    `yaml:"name"`
+	Match  matchSpec `yaml:"match"`
+	Action string    `yaml:"action"`
+	Option string    `yaml:"option"`
+	Window string    `yaml:"window"`
+	Then   string    `yaml:"then"`
+}
+
+type matchSpec struct {
+	Kind    any    `yaml:"kind"`
+	Runtime any    `yaml:"runtime"`
+	Tool    any    `yaml:"tool"`
+	Risk    any    `yaml:"risk"`
+	Command string `yaml:"command"`
+	Text    string `yaml:"text"`
+}
+
+// LoadRules reads and compiles a rules file. Errors are *RuleError (joined when
+// there are several) or the error reading the file.
+func LoadRules(path string) (*Rules, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read rules: %w", err)
+	}
+	return ParseRules(path, data)
+}
+
+// ParseRules compiles a rules file named name. An empty file, or `rules: []`,
+// gives rules that match nothing.
+func ParseRules(name string, data []byte) (*Rules, error) {
+	sum := sha256.Sum256(data)
+	rs := &Rules{File: name, Digest: hex.EncodeToString(sum[:]), LoadedAt: time.Now().UTC()}
+	f, err := parser.ParseBytes(data, 0)
+	if err != nil {
+		return nil, yamlError(name, err)
+	}
+	if len(f.Docs) > 1 {
+		return nil, &RuleError{File: name, Line: 1, Column: 1, Msg: "a rules file holds one YAML document"}
+	}
+	if len(f.Docs) == 0 || f.Docs[0].Body == nil {
+		return rs, nil
+	}
+	var spec rulesFile
+	if err := yaml.NodeToValue(f.Docs[0].Body, &spec, yaml.Strict()); err != nil {
+		return nil, yamlError(name, err)
+	}
+	c := compiler{name: name, file: f}
+	if len(spec.Rules) > MaxRules {
+		c.fail("$.rules", "at most %d rules", MaxRules)
+	}
+	seen := map[string]int{}
+	for i, s := range spec.Rules {
+		ru := c.compile(i, s)
+		if ru.Name != "" {
+			if first, ok := seen[ru.Name]; ok {
+				c.fail(fmt.Sprintf("$.rules[%d].name", i), "rule name %q is already used by the rule at line %d", ru.Name, first)
+			} else {
+				seen[ru.Name] = ru.Line
+			}
+		}
+		rs.rules = append(rs.rules, ru)
+	}
+	if len(c.errs) > 0 {
+		return nil, errors.Join(c.errs...)
+	}
+	return rs, nil
+}
+
+// yamlError turns a go-yaml error into a RuleError at its token.
+func yamlError(name string, err error) error {
+	var ye yaml.Error
+	if errors.As(err, &ye) && ye.GetToken() != nil && ye.GetToken().Position != nil {
+		p := ye.GetToken().Position
+		return &RuleError{File: name, Line: p.Line, Column: p.Column, Msg: ye.GetMessage()}
+	}
+	return &RuleError{File: name, Line: 1, Column: 1, Msg: err.Error()}
+}
+
+type compiler struct {
+	name string
+	file *ast.File
+	errs []error
+}
+
+// pos returns the line and column of the node at a YAML path, falling back to
+// its parent when the key is absent.
+func (c *compiler) pos(path string) (int, int) {
+	for path != "" {
+		if p, err := yaml.PathString(path); err == nil {
+			if n, err := p.FilterFile(c.file); err == nil && n != nil {
+				return nodePos(n)
+			}
+		}
+		i := strings.LastIndexAny(path, ".[")
+		if i <= 0 {
+			break
+		}
+		path = path[:i]
+	}
+	return 1, 1
+}
+
+// nodePos is where a node starts: a mapping's token is its first colon, so use
+// its first key instead.
+func nodePos(n ast.Node) (int, int) {
+	switch m := n.(type) {
+	case *ast.MappingNode:
+		if len(m.Values) > 0 {
+			n = m.Values[0].Key
+		}
+	case *ast.MappingValueNode:
+		n = m.Key
+	}
+	if tk := n.GetToken(); tk != nil && tk.Position != nil {
+		return tk.Position.Line, tk.Position.Column
+	}
+	return 1, 1
+}
+
+func (c *compiler) fail(path, format string, args ...any) {
+	line, col := c.pos(path)
+	c.errs = append(c.errs, &RuleError{File: c.name, Line: line, Column: col, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (c *compiler) compile(i int, s ruleSpec) rule {
+	at := fmt.Sprintf("$.rules[%d]", i)
+	line, _ := c.pos(at)
+	ru := rule{Rule: Rule{Name: s.Name, Line: line, Command: s.Match.Command, Text: s.Match.Text,
+		Action: s.Action, Option: s.Option, Then: s.Then}}
+	switch {
+	case s.Name == "":
+		c.fail(at, "rule %d has no name", i+1)
+	case !ruleNamePattern.MatchString(s.Name):
+		c.fail(at+".name", "rule name %q must match %s", s.Name, ruleNamePattern)
+	}
+	m := at + ".match"
+	ru.Kind = c.list(m+".kind", s.Match.Kind, kinds, "a kind of request")
+	ru.Risk = c.list(m+".risk", s.Match.Risk, risks, "low, medium or high")
+	ru.Tool = c.list(m+".tool", s.Match.Tool, nil, "")
+	ru.Runtime = c.list(m+".runtime", s.Match.Runtime, nil, "")
+	ru.command = c.regexp(m+".command", s.Match.Command)
+	ru.text = c.regexp(m+".text", s.Match.Text)
+	if s.Option != "" {
+		if OptionIDPattern.MatchString(s.Option) {
+			ru.pick = s.Option
+		} else {
+			c.fail(at+".option", "option %q is not an option id (%s)", s.Option, OptionIDPattern)
+		}
+	}
+	switch s.Action {
+	case RuleApprove, RuleDeny:
+		ru.effect = effectOf(s.Action)
+		if s.Window != "" || s.Then != "" {
+			c.fail(at+".action", "window and then belong to action hold, not %s", s.Action)
+		}
+	case RuleHold:
+		c.hold(at, s, &ru)
+	case "":
+		c.fail(at, "rule %q has no action: approve, deny or hold", s.Name)
+	default:
+		c.fail(at+".action", "action %q is not one of approve, deny, hold", s.Action)
+	}
+	return ru
+}
+
+func (c *compiler) hold(at string, s ruleSpec, ru *rule) {
+	if s.Window == "" {
+		c.fail(at, "rule %q holds but has no window (e.g. window: 2m)", s.Name)
+	} else if d, err := time.ParseDuration(s.Window); err != nil || d <= 0 {
+		c.fail(at+".window", "window %q is not a positive duration like 90s or 2m", s.Window)
+	} else {
+		ru.Window = d
+	}
+	switch {
+	case s.Then == "":
+		c.fail(at, "rule %q holds but has no then: approve, deny or an option id", s.Name)
+	case s.Then == RuleApprove || s.Then == RuleDeny:
+		ru.effect = effectOf(s.Then)
+	case s.Option != "":
+		c.fail(at+".then", "then names option %q and option names %q: name one", s.Then, s.Option)
+	case OptionIDPattern.MatchString(s.Then):
+		ru.pick = s.Then
+	default:
+		c.fail(at+".then", "then %q is not approve, deny or an option id", s.Then)
+	}
+}
+
+func effectOf(action string) string {
+	if action == RuleApprove {
+		return EffectAllow
+	}
+	return EffectDeny
+}
+
+// list reads a string or a list of strings; allowed, when set, is the set of
+// valid values.
+func (c *compiler) list(path string, v any, allowed map[string]bool, what string) []string {
+	var out []string
+	switch x := v.(type) {
+	case nil:
+		return nil
+	case string:
+		out = []string{x}
+	case []any:
+		if len(x) == 0 {
+			c.fail(path, "an empty list matches nothing: leave the key out to match any")
+			return nil
+		}
+		for _, e := range x {
+			s, ok := e.(string)
+			if !ok {
+				c.fail(path, "expected a string or a list of strings")
+				return nil
+			}
+			out = append(out, s)
+		}
+	default:
+		c.fail(path, "expected a string or a list of strings")
+		return nil
+	}
+	for _, s := range out {
+		if s == "" || (allowed != nil && !allowed[s]) {
+			if allowed == nil {
+				c.fail(path, "an empty value matches nothing")
+			} else {
+				c.fail(path, "%q is not %s", s, what)
+			}
+			return nil
+		}
+	}
+	return out
+}
+
+func (c *compiler) regexp(path, expr string) *regexp.Regexp {
+	if expr == "" {
+		return nil
+	}
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		c.fail(path, "bad regular expression: %v", err)
+		return nil
+	}
+	return re
+}

@@ -1,0 +1,360 @@
+package push
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/gatehousehq/gatehouse/models"
+)
+
+// Store is what the router reads and writes (models.Store).
+type Store interface {
+	Recorder
+	GetRequest(ctx context.Context, id string) (*models.Request, error)
+	CountOpen(ctx context.Context) (int64, error)
+	ListDevices(ctx context.Context, retired bool) ([]models.Device, error)
+	ClaimPush(ctx context.Context, requestID, typ string) (bool, error)
+}
+
+// Changes is where the router hears of commits (models.Changes).
+type Changes interface {
+	Subscribe(n int) *models.Subscription
+}
+
+// Router turns change announcements into notifications. One goroutine plans
+// (holds, coalesces, clears); bounded queues and workers per kind of device
+// deliver. Nothing it does can delay a decision: announcements never wait for
+// it, and when a queue is full the push is dropped, not waited for.
+type Router struct {
+	cfg      Config
+	store    Store
+	changes  Changes
+	presence Presence
+	lanes    map[string]*lane
+	deliver  *deliverer
+
+	sub     *models.Subscription
+	fire    chan func(context.Context) // timer callbacks, run on the planning goroutine
+	done    chan struct{}
+	started time.Time
+
+	// Planning state, owned by the Run goroutine.
+	held   map[string]*hold // alerts waiting out the presence grace
+	batch  batch            // alerts and badge updates gathering for one push
+	sent   map[string]bool  // requests an alert went out for: they get a clearing push
+	timers map[*hold]func() bool
+}
+
+type hold struct {
+	id      string
+	version int
+}
+
+type batch struct {
+	ids      []string
+	versions map[string]int
+	badge    bool
+	timing   bool // a flush is scheduled
+	stop     func() bool
+}
+
+// NewRouter builds a router and subscribes to changes; Run must follow.
+// presence may be nil (nobody is ever looking). Kinds whose sender in s is nil
+// are skipped.
+func NewRouter(cfg Config, store Store, changes Changes, s Senders, presence Presence) *Router {
+	cfg.defaults()
+	if presence == nil {
+		presence = Absent{}
+	}
+	r := &Router{
+		cfg: cfg, store: store, changes: changes, presence: presence,
+		lanes:   map[string]*lane{},
+		deliver: &deliverer{store: store, attempts: cfg.Attempts, backoff: cfg.Backoff, observe: cfg.Observe},
+		fire:    make(chan func(context.Context)),
+		done:    make(chan struct{}),
+		held:    map[string]*hold{},
+		sent:    map[string]bool{},
+		timers:  map[*hold]func() bool{},
+	}
+	// Subscribe now, not in Run, so nothing committed after NewRouter is missed.
+	r.sub, r.started = changes.Subscribe(1024), time.Now()
+	for _, kind := range []string{models.DeviceAPNs, models.DeviceWebPush} {
+		if snd := s.For(kind); snd != nil {
+			r.lanes[kind] = &lane{jobs: make(chan job, cfg.Queue), sender: snd}
+		}
+	}
+	return r
+}
+
+// Run plans and delivers until ctx ends; it returns once every worker and
+// timer of the router has stopped. Call it once.
+func (r *Router) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	for _, l := range r.lanes {
+		for range r.cfg.Workers {
+			wg.Add(1)
+			go r.deliver.run(ctx, l, &wg)
+		}
+	}
+	defer wg.Wait()
+	defer close(r.done)
+	defer r.stopTimers()
+
+	sub := r.sub
+	defer func() { sub.Close() }()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case f := <-r.fire:
+			f(ctx)
+		case ch, ok := <-sub.C:
+			if !ok {
+				if !sub.Lagged() {
+					return nil
+				}
+				// We fell behind: take a new subscription. Holds and batches are
+				// checked against the store before anything is sent, so a missed
+				// decision cannot produce a stale alert.
+				slog.Warn("push: change subscription lagged; resubscribing")
+				sub = r.changes.Subscribe(1024)
+				continue
+			}
+			r.handle(ctx, ch)
+		}
+	}
+}
+
+// after schedules f on the planning goroutine.
+func (r *Router) after(d time.Duration, f func(context.Context)) func() bool {
+	return r.cfg.AfterFunc(d, func() {
+		select {
+		case r.fire <- f:
+		case <-r.done:
+		}
+	})
+}
+
+func (r *Router) stopTimers() {
+	for _, stop := range r.timers {
+		stop()
+	}
+	if r.batch.stop != nil {
+		r.batch.stop()
+	}
+}
+
+func (r *Router) handle(ctx context.Context, ch models.Change) {
+	switch {
+	case ch.Action == "create" && ch.Status == models.StatusOpen:
+		r.opened(ctx, ch)
+	case ch.Status != models.StatusOpen && ch.Status != "" && ch.Action != "actuation":
+		// (An actuation is news about the forward of a decision already seen.)
+		r.closed(ctx, ch)
+	}
+}
+
+// planFor is what a new request of a kind earns: an alert, a badge update or nothing.
+func planFor(kind string) string {
+	switch {
+	case models.Interrupting(kind):
+		return TypeAlert
+	case kind == models.KindWaiting || kind == models.KindReview:
+		return TypeBadge
+	}
+	return ""
+}
+
+func (r *Router) opened(ctx context.Context, ch models.Change) {
+	rec, err := r.read(ctx, ch.RequestID)
+	if err != nil {
+		return
+	}
+	switch planFor(rec.Kind) {
+	case TypeAlert:
+		if r.cfg.Grace > 0 && r.presence.ActiveOperators() {
+			h := &hold{id: rec.ID, version: ch.Version}
+			r.held[rec.ID] = h
+			r.timers[h] = r.after(r.cfg.Grace, func(ctx context.Context) { r.graceOver(ctx, h) })
+			r.cfg.Observe(Event{Name: "held", RequestID: rec.ID})
+			return
+		}
+		r.add(ctx, rec.ID, ch.Version)
+	case TypeBadge:
+		r.batch.badge = true
+		r.schedule(ctx)
+	}
+}
+
+func (r *Router) graceOver(ctx context.Context, h *hold) {
+	delete(r.timers, h)
+	if r.held[h.id] != h {
+		return // decided meanwhile
+	}
+	delete(r.held, h.id)
+	r.add(ctx, h.id, h.version)
+}
+
+// add puts an alert into the batch.
+func (r *Router) add(ctx context.Context, id string, version int) {
+	if r.batch.versions == nil {
+		r.batch.versions = map[string]int{}
+	}
+	r.batch.ids = append(r.batch.ids, id)
+	r.batch.versions[id] = version
+	r.cfg.Observe(Event{Name: "batched", RequestID: id})
+	r.schedule(ctx)
+}
+
+func (r *Router) schedule(ctx context.Context) {
+	if r.cfg.Coalesce < 0 {
+		r.flush(ctx)
+		return
+	}
+	if !r.batch.timing {
+		r.batch.timing = true
+		r.batch.stop = r.after(r.cfg.Coalesce, r.flush)
+	}
+}
+
+// closed handles a request leaving open: what was never pushed is forgotten,
+// what was pushed gets a clearing update.
+func (r *Router) closed(ctx context.Context, ch models.Change) {
+	id := ch.RequestID
+	if h := r.held[id]; h != nil {
+		if stop := r.timers[h]; stop != nil {
+			stop()
+		}
+		delete(r.timers, h)
+		delete(r.held, id)
+		r.cfg.Observe(Event{Name: "suppressed", RequestID: id})
+		return
+	}
+	if i := slices.Index(r.batch.ids, id); i >= 0 {
+		r.batch.ids = slices.Delete(r.batch.ids, i, i+1)
+		delete(r.batch.versions, id)
+		r.cfg.Observe(Event{Name: "suppressed", RequestID: id})
+		return
+	}
+	if r.sent[id] {
+		delete(r.sent, id)
+		r.clear(ctx, id, ch.Version)
+		return
+	}
+	// Not seen by this router: it may have been alerted before a restart.
+	rec, err := r.read(ctx, id)
+	if err != nil {
+		return
+	}
+	switch {
+	case planFor(rec.Kind) == TypeBadge:
+		r.batch.badge = true
+		r.schedule(ctx)
+	case planFor(rec.Kind) == TypeAlert && rec.CreatedAt.Before(r.started):
+		r.clear(ctx, id, ch.Version)
+	}
+}
+
+func (r *Router) clear(ctx context.Context, id string, version int) {
+	if r.claim(ctx, id, TypeClear) {
+		r.enqueue(ctx, Message{Type: TypeClear, RequestID: id, Version: version, Badge: -1})
+	}
+}
+
+// claim reports whether this router is the one to send a request's push of a
+// type (the first replica to claim it). When the claim cannot be made it
+// pushes anyway: a duplicate is better than silence.
+func (r *Router) claim(ctx context.Context, id, typ string) bool {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	ok, err := r.store.ClaimPush(ctx, id, typ)
+	if err != nil {
+		slog.Error("push: claim", "id", id, "err", err)
+		return true
+	}
+	if !ok {
+		r.cfg.Observe(Event{Name: "claimed-elsewhere", RequestID: id})
+	}
+	return ok
+}
+
+// flush sends what the batch gathered: one alert for every request of the
+// burst still open, or else a badge update.
+func (r *Router) flush(ctx context.Context) {
+	b := r.batch
+	r.batch = batch{}
+	var open []string
+	for _, id := range b.ids {
+		// Checked against the store too, in case a decision's announcement was
+		// missed (a lagged subscription, another replica).
+		if rec, err := r.read(ctx, id); err == nil && rec.Open() && r.claim(ctx, id, TypeAlert) {
+			open = append(open, id)
+		}
+	}
+	m := Message{Type: TypeBadge, Badge: r.openCount(ctx)}
+	if len(open) == 0 && (!b.badge || m.Badge < 0) {
+		return
+	}
+	if len(open) > 0 {
+		m.Type, m.RequestID, m.RequestIDs, m.Count, m.Version = TypeAlert, open[0], open, len(open), b.versions[open[0]]
+		m.URL = RequestURL(r.cfg.BaseURL, open[0])
+		if len(open) > 1 {
+			m.URL = InboxURL(r.cfg.BaseURL)
+		}
+		for _, id := range open {
+			r.sent[id] = true
+		}
+	}
+	r.enqueue(ctx, m)
+}
+
+// enqueue hands m to every live device's queue without waiting.
+func (r *Router) enqueue(ctx context.Context, m Message) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	devs, err := r.store.ListDevices(ctx, false)
+	if err != nil {
+		if ctx.Err() == nil {
+			slog.Error("push: list devices", "err", err)
+		}
+		return
+	}
+	for _, d := range devs {
+		l := r.lanes[d.Kind]
+		if l == nil || (m.Type == TypeBadge && d.Kind == models.DeviceWebPush) {
+			// A browser must show something for every push it gets, so it gets
+			// no badge-only updates.
+			continue
+		}
+		select {
+		case l.jobs <- job{dev: d, msg: m}:
+			r.cfg.Observe(Event{Name: "queued", RequestID: m.RequestID, Message: m, Device: d})
+		default:
+			slog.Warn("push: queue full; dropping", "kind", d.Kind, "device", d.ID, "push", m.Type)
+			r.cfg.Observe(Event{Name: "dropped", RequestID: m.RequestID, Message: m, Device: d})
+		}
+	}
+}
+
+func (r *Router) read(ctx context.Context, id string) (*models.Request, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	rec, err := r.store.GetRequest(ctx, id)
+	if err != nil {
+		slog.Error("push: read request", "id", id, "err", err)
+	}
+	return rec, err
+}
+
+func (r *Router) openCount(ctx context.Context) int {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	n, err := r.store.CountOpen(ctx)
+	if err != nil {
+		return -1
+	}
+	return int(n)
+}

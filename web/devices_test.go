@@ -1,0 +1,134 @@
+package web_test
+
+import (
+	"context"
+	"crypto/ecdh"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/web"
+)
+
+type deviceRig struct {
+	url   string
+	store *models.Store
+	op    string
+	agent string
+}
+
+func newDeviceRig(t *testing.T) *deviceRig {
+	t.Helper()
+	store, changes := modelstest.Store(t, "sqlite")
+	srv, err := web.New(web.Config{BaseURL: "http://127.0.0.1"}, web.Deps{Store: store, Watcher: changes, Devices: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(hs.Close)
+	_, op, err := store.CreateToken(context.Background(), models.RoleOperator, "ann")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ag, err := store.CreateToken(context.Background(), models.RoleAgent, "bot")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &deviceRig{url: hs.URL, store: store, op: op, agent: ag}
+}
+
+func (rg *deviceRig) call(t *testing.T, token, method, path, body string) (int, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest(method, rg.url+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var out map[string]any
+	_ = json.Unmarshal(b, &out)
+	return resp.StatusCode, out
+}
+
+func TestDeviceRoutes(t *testing.T) {
+	rg := newDeviceRig(t)
+	token := strings.Repeat("0a1b", 16)
+
+	t.Run("an operator registers an APNs token: 201, then 200 for the same token", func(t *testing.T) {
+		code, d := rg.call(t, rg.op, "POST", "/v1/devices", `{"token":"`+strings.ToUpper(token)+`","name":"phone"}`)
+		if code != 201 || d["token"] != token || d["kind"] != "apns" || d["operator"] != "operator:ann" {
+			t.Fatalf("%d %v", code, d)
+		}
+		code, again := rg.call(t, rg.op, "POST", "/v1/devices", `{"token":"`+token+`"}`)
+		if code != 200 || again["id"] != d["id"] {
+			t.Fatalf("%d %v", code, again)
+		}
+	})
+
+	t.Run("bad input is 400 and stores nothing; agents are 403; anonymous 401", func(t *testing.T) {
+		for _, body := range []string{`{"token":"xyz"}`, `{"token":"` + token + `","kind":"fcm"}`, `{"token":"` + token + `","extra":1}`, ``} {
+			if code, e := rg.call(t, rg.op, "POST", "/v1/devices", body); code != 400 || e["error"] == nil {
+				t.Errorf("%s: %d %v", body, code, e)
+			}
+		}
+		if code, e := rg.call(t, rg.agent, "POST", "/v1/devices", `{"token":"`+strings.Repeat("ff", 32)+`"}`); code != 403 || e["error"] != "forbidden" {
+			t.Errorf("agent: %d %v", code, e)
+		}
+		if code, _ := rg.call(t, "", "GET", "/v1/devices", ""); code != 401 {
+			t.Errorf("anonymous: %d", code)
+		}
+		ds, _ := rg.store.ListDevices(context.Background(), true)
+		if len(ds) != 1 {
+			t.Fatalf("%d devices stored", len(ds))
+		}
+	})
+
+	t.Run("the page subscribes with its PushSubscription; keys are never shown", func(t *testing.T) {
+		code, k := rg.call(t, rg.op, "GET", "/v1/webpush/key", "")
+		keys, _ := rg.store.VAPIDKeys(context.Background())
+		if code != 200 || k["public_key"] != keys.Public {
+			t.Fatalf("key: %d %v", code, k)
+		}
+		priv, _ := ecdh.P256().GenerateKey(rand.Reader)
+		auth := make([]byte, 16)
+		_, _ = rand.Read(auth)
+		enc := base64.RawURLEncoding.EncodeToString
+		sub := `{"endpoint":"https://push.example.com/s/1","expirationTime":null,"keys":{"p256dh":"` + enc(priv.PublicKey().Bytes()) + `","auth":"` + enc(auth) + `"}}`
+		code, d := rg.call(t, rg.op, "POST", "/v1/webpush/subscribe", sub)
+		if code != 201 || d["endpoint"] != "https://push.example.com/s/1" || d["kind"] != "webpush" {
+			t.Fatalf("subscribe: %d %v", code, d)
+		}
+		code, list := rg.call(t, rg.op, "GET", "/v1/devices", "")
+		b, _ := json.Marshal(list)
+		if code != 200 || len(list["devices"].([]any)) != 2 || strings.Contains(string(b), enc(auth)) {
+			t.Fatalf("list: %d %s", code, b)
+		}
+		if code, _ := rg.call(t, rg.op, "POST", "/v1/webpush/unsubscribe", `{"endpoint":"https://push.example.com/s/1"}`); code != 204 {
+			t.Fatalf("unsubscribe: %d", code)
+		}
+	})
+
+	t.Run("DELETE drops by token: 204, then 404", func(t *testing.T) {
+		if code, _ := rg.call(t, rg.op, "DELETE", "/v1/devices/"+token, ""); code != 204 {
+			t.Fatalf("drop: %d", code)
+		}
+		if code, e := rg.call(t, rg.op, "DELETE", "/v1/devices/"+token, ""); code != 404 || e["error"] != "not_found" {
+			t.Fatalf("drop again: %d %v", code, e)
+		}
+	})
+}

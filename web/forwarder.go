@@ -1,0 +1,285 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/gatehousehq/gatehouse/client"
+	"github.com/gatehousehq/gatehouse/models"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// ForwardStore is what the forwarder needs of the record.
+type ForwardStore interface {
+	ClaimForwards(ctx context.Context, owner string, limit int, lease time.Duration) ([]models.Forward, error)
+	FinishForward(ctx context.Context, f *models.Forward, owner string, a models.Attempt) (bool, error)
+	ReleaseForward(ctx context.Context, f *models.Forward, owner string) error
+	NextForwardDue(ctx context.Context) (time.Time, error)
+	GetRuntime(ctx context.Context, id string) (*models.Runtime, error)
+}
+
+// Forwarder pushes decisions from the outbox to their runtimes' callbacks,
+// signed with the server's key. It wakes on a committed decision and on a timer
+// set to the next retry, never on a poll interval; it claims each row before
+// sending, so several processes on one database share the work. A row survives
+// a restart: whatever was pending is sent when the next forwarder starts.
+type Forwarder struct {
+	Store   ForwardStore
+	Changes models.Subscriber
+	Key     *models.ServerKey
+	HTTP    *http.Client // default: 10s timeout per attempt
+	// Now is the clock; it must be the store's, as due times are compared with it.
+	Now func() time.Time
+	// Backoff is the first retry delay, doubling per attempt up to MaxBackoff,
+	// with jitter (defaults 1s and 5m).
+	Backoff    time.Duration
+	MaxBackoff time.Duration
+	// Lease is how long a claim holds (default 1m, above the HTTP timeout).
+	Lease time.Duration
+	// MaxSleep bounds a sleep, for rows written by a replica whose announcement
+	// this process might not see (default 1m).
+	MaxSleep time.Duration
+	// Parallel is how many pushes may be in flight (default 8).
+	Parallel int
+	// ID names this process in claims (default a random id).
+	ID string
+	// Attempted, if set, is told of every recorded attempt (tests).
+	Attempted func(f models.Forward, a models.Attempt)
+
+	attempts *prometheus.CounterVec
+}
+
+// Instrument registers the forwarder's metrics: attempts by result.
+func (f *Forwarder) Instrument(reg prometheus.Registerer) error {
+	f.attempts = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "gatehouse_forward_attempts_total",
+		Help: "Pushes of decisions to runtimes, by result: delivered, conflict, pending (to be retried), failed.",
+	}, []string{"result"})
+	return reg.Register(f.attempts)
+}
+
+// pushBody is what a runtime's callback receives.
+type pushBody struct {
+	RequestID string  `json:"requestId"`
+	Version   int     `json:"version"`
+	Decision  *string `json:"decision"`
+	Answer    *string `json:"answer"`
+	Note      *string `json:"note"`
+}
+
+func (f *Forwarder) defaults() {
+	if f.HTTP == nil {
+		f.HTTP = &http.Client{Timeout: 10 * time.Second}
+	}
+	if f.Now == nil {
+		f.Now = func() time.Time { return time.Now().UTC() }
+	}
+	if f.Backoff <= 0 {
+		f.Backoff = time.Second
+	}
+	if f.MaxBackoff <= 0 {
+		f.MaxBackoff = 5 * time.Minute
+	}
+	if f.Lease <= 0 {
+		f.Lease = time.Minute
+	}
+	if f.MaxSleep <= 0 {
+		f.MaxSleep = time.Minute
+	}
+	if f.Parallel <= 0 {
+		f.Parallel = 8
+	}
+	if f.ID == "" {
+		f.ID = models.NewID("fwd_")
+	}
+}
+
+// Run forwards until ctx ends, and returns once every push in flight has
+// finished or been given back.
+func (f *Forwarder) Run(ctx context.Context) {
+	f.defaults()
+	sub := f.Changes.Subscribe(256)
+	defer func() { sub.Close() }()
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	slots := make(chan struct{}, f.Parallel)
+	finished := make(chan struct{}, 1)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ch, ok := <-sub.C:
+			if !ok { // dropped for lagging: resubscribe and look again
+				sub = f.Changes.Subscribe(256)
+			} else if ch.Status != models.StatusResolved || ch.Action == "actuation" {
+				continue
+			}
+		case <-finished:
+		case <-timer.C:
+		}
+		if err := f.sweep(ctx, slots, finished, &wg); err != nil {
+			// The database is unwell: pause rather than spin on a due row.
+			timer.Reset(max(f.Backoff, time.Second))
+			continue
+		}
+		timer.Reset(f.sleep(ctx, len(slots) == cap(slots)))
+	}
+}
+
+// sweep claims what is due, up to the free slots, and sends each in its own
+// goroutine.
+func (f *Forwarder) sweep(ctx context.Context, slots chan struct{}, finished chan struct{}, wg *sync.WaitGroup) error {
+	free := cap(slots) - len(slots)
+	if free == 0 {
+		return nil
+	}
+	rows, err := f.Store.ClaimForwards(ctx, f.ID, free, f.Lease)
+	if err != nil && ctx.Err() == nil {
+		slog.Error("forward: claim", "err", err)
+	}
+	for _, row := range rows {
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() {
+				<-slots
+				select {
+				case finished <- struct{}{}:
+				default:
+				}
+			}()
+			f.deliver(ctx, row)
+		})
+	}
+	return err
+}
+
+// sleep is how long to wait before the next look: until the next due row, at
+// most MaxSleep; with every slot busy, a finished push wakes the loop instead.
+func (f *Forwarder) sleep(ctx context.Context, busy bool) time.Duration {
+	if busy {
+		return f.MaxSleep
+	}
+	next, err := f.Store.NextForwardDue(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			slog.Error("forward: next due", "err", err)
+		}
+		return f.MaxSleep
+	}
+	if next.IsZero() {
+		return f.MaxSleep
+	}
+	return min(max(next.Sub(f.Now()), 0), f.MaxSleep)
+}
+
+// deliver sends one claimed row and records the outcome.
+func (f *Forwarder) deliver(ctx context.Context, row models.Forward) {
+	deliveryID := models.NewID("dlv_")
+	status, sendErr := f.send(ctx, row, deliveryID)
+	if ctx.Err() != nil {
+		// Stopping: give the claim back uncounted so the next start sends it.
+		bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := f.Store.ReleaseForward(bg, &row, f.ID); err != nil {
+			slog.Error("forward: release", "request", row.RequestID, "err", err)
+		}
+		return
+	}
+	a := models.Attempt{HTTPStatus: status, DeliveryID: deliveryID}
+	switch {
+	case sendErr == nil && status/100 == 2:
+		a.State = models.ActuationDelivered
+	case sendErr == nil && status == http.StatusConflict:
+		a.State, a.Error = models.ActuationConflict, "the runtime no longer holds the live callback (HTTP 409): open the session"
+	default:
+		a.Error = "HTTP " + strconv.Itoa(status)
+		if sendErr != nil {
+			a.Error = sendErr.Error()
+		}
+		now := f.Now()
+		if !now.Before(row.Deadline) {
+			a.State = models.ActuationFailed
+		} else {
+			a.State, a.NextAt = models.ActuationPending, minTime(now.Add(f.backoff(row.Attempts+1)), row.Deadline)
+		}
+	}
+	// The outcome is recorded even if a stop begins now: the call was made.
+	rec, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	ok, err := f.Store.FinishForward(rec, &row, f.ID, a)
+	if err != nil {
+		slog.Error("forward: record attempt", "request", row.RequestID, "err", err)
+		return
+	}
+	if ok && f.attempts != nil {
+		f.attempts.WithLabelValues(a.State).Inc()
+	}
+	if ok && f.Attempted != nil {
+		f.Attempted(row, a)
+	}
+}
+
+// send POSTs the signed decision and returns the HTTP status.
+func (f *Forwarder) send(ctx context.Context, row models.Forward, deliveryID string) (int, error) {
+	rt, err := f.Store.GetRuntime(ctx, row.RuntimeID)
+	if err != nil {
+		return 0, fmt.Errorf("runtime %s: %w", row.RuntimeID, err)
+	}
+	if rt.CallbackURL == "" {
+		return 0, fmt.Errorf("runtime %s has no callback_url", rt.ID)
+	}
+	target := rt.CallbackURL + client.DecidePath
+	u, err := url.Parse(target)
+	if err != nil {
+		return 0, fmt.Errorf("callback_url: %w", err)
+	}
+	body, err := json.Marshal(pushBody{RequestID: row.RequestID, Version: row.Version, Decision: row.Decision, Answer: row.Answer, Note: row.Note})
+	if err != nil {
+		return 0, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "gatehouse-forwarder/1")
+	req.Header.Set(client.HeaderIdempotent, row.RequestID+":"+strconv.Itoa(row.Version))
+	client.Sign(req.Header, f.Key.Private(), f.Key.ID, http.MethodPost, u.EscapedPath(), f.Now(), deliveryID, body)
+	resp, err := f.HTTP.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	return resp.StatusCode, nil
+}
+
+// backoff is the delay before attempt n+1: exponential, capped, with jitter in
+// its upper half so runtimes coming back up are not hit in lockstep.
+func (f *Forwarder) backoff(n int) time.Duration {
+	d := f.Backoff
+	for i := 1; i < n && d < f.MaxBackoff; i++ {
+		d *= 2
+	}
+	d = min(d, f.MaxBackoff)
+	return d/2 + rand.N(d/2+1)
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}

@@ -1,0 +1,353 @@
+package web_test
+
+import (
+	"context"
+	"crypto/ed25519"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gatehousehq/gatehouse/client"
+	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/web"
+)
+
+var bg = context.Background()
+
+// capWait bounds every wait on an event, so a broken forwarder fails the test
+// instead of hanging it; it is not a timing assertion.
+const capWait = 20 * time.Second
+
+type attempt struct {
+	f models.Forward
+	a models.Attempt
+}
+
+func next[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(capWait):
+		t.Fatalf("no %s", what)
+		panic("unreachable")
+	}
+}
+
+// runtimeServer is a real HTTP server playing a runtime with client.Handler.
+// before, when set, may answer a call itself (return true) instead of the handler.
+type runtimeServer struct {
+	*httptest.Server
+	calls     atomic.Int32
+	decisions chan client.Decision
+}
+
+func newRuntimeServer(t *testing.T, key *models.ServerKey, before func(n int, w http.ResponseWriter, r *http.Request) bool, decide func(ctx context.Context, d client.Decision) error) *runtimeServer {
+	t.Helper()
+	rs := &runtimeServer{decisions: make(chan client.Decision, 16)}
+	h := &client.Handler{
+		Keys: map[string]ed25519.PublicKey{key.ID: ed25519.PublicKey(key.Public)},
+		OnDecision: func(ctx context.Context, d client.Decision) error {
+			if decide != nil {
+				if err := decide(ctx, d); err != nil {
+					return err
+				}
+			}
+			rs.decisions <- d
+			return nil
+		},
+	}
+	rs.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := int(rs.calls.Add(1))
+		if r.URL.Path != client.DecidePath {
+			http.NotFound(w, r)
+			return
+		}
+		if before != nil && before(n, w, r) {
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(rs.Close)
+	return rs
+}
+
+// startForwarder runs a forwarder with short backoffs; stop waits for it to end.
+func startForwarder(t *testing.T, s *models.Store, changes *models.Changes, key *models.ServerKey, backoff time.Duration) (<-chan attempt, func()) {
+	t.Helper()
+	events := make(chan attempt, 64)
+	fw := &web.Forwarder{Store: s, Changes: changes, Key: key, Now: s.Now, Backoff: backoff, MaxBackoff: 4 * backoff,
+		Attempted: func(f models.Forward, a models.Attempt) { events <- attempt{f, a} }}
+	ctx, cancel := context.WithCancel(bg)
+	done := make(chan struct{})
+	go func() { fw.Run(ctx); close(done) }()
+	var once sync.Once
+	stop := func() { once.Do(func() { cancel(); <-done }) }
+	t.Cleanup(stop)
+	return events, stop
+}
+
+type forwardRig struct {
+	s       *models.Store
+	changes *models.Changes
+	key     *models.ServerKey
+	owner   models.Principal
+}
+
+func newForwardRig(t *testing.T, s *models.Store, changes *models.Changes) *forwardRig {
+	t.Helper()
+	key, err := s.SigningKey(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, _, err := s.CreateToken(bg, models.RoleRuntime, models.NewID("rt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &forwardRig{s: s, changes: changes, key: key, owner: tok.Principal()}
+}
+
+// decided files a request for a runtime at callback and decides it.
+func (g *forwardRig) decided(t *testing.T, callback string) *models.Request {
+	t.Helper()
+	rt, _, err := g.s.RegisterRuntime(bg, g.owner, models.RuntimeInput{Name: models.NewID("n"), Machine: "m", CallbackURL: callback})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _, err := g.s.CreateRequest(bg, g.owner, models.NewRequest{Title: "git push", RuntimeID: &rt.ID,
+		Options: []models.Option{{ID: "once", Label: "Allow once", Effect: "allow"}, {ID: "deny", Label: "Deny", Effect: "deny"}}}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	note := "go ahead"
+	r, err = g.s.Decide(bg, r.ID, models.Decision{Version: 1, Option: "once", Note: &note, By: "operator:o", Via: "api"}, g.s.ForwardHook())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func (g *forwardRig) actuation(t *testing.T, id string) (string, int) {
+	t.Helper()
+	r, err := g.s.GetRequest(bg, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Version != 2 {
+		t.Fatalf("forwarding changed the version to %d", r.Version)
+	}
+	return r.ActuationState, r.Attempts
+}
+
+func forwardAudits(t *testing.T, s *models.Store, id string) int {
+	t.Helper()
+	trail, err := s.AuditTrail(bg, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, a := range trail {
+		if a.Action == "forward" {
+			n++
+		}
+	}
+	return n
+}
+
+func TestForwarder(t *testing.T) {
+	modelstest.Each(t, func(t *testing.T, dialect string) {
+		s, changes := modelstest.Store(t, dialect)
+		g := newForwardRig(t, s, changes)
+
+		t.Run("delivered", func(t *testing.T) {
+			rs := newRuntimeServer(t, g.key, nil, nil)
+			events, stop := startForwarder(t, s, changes, g.key, time.Millisecond)
+			defer stop()
+			r := g.decided(t, rs.URL)
+			got := next(t, rs.decisions, "decision at the runtime")
+			if got.RequestID != r.ID || got.Version != 2 || *got.Decision != "once" || *got.Note != "go ahead" {
+				t.Fatalf("runtime got %+v", got)
+			}
+			if e := next(t, events, "attempt"); e.a.State != models.ActuationDelivered || e.a.HTTPStatus != 200 {
+				t.Fatalf("attempt = %+v", e.a)
+			}
+			if state, n := g.actuation(t, r.ID); state != models.ActuationDelivered || n != 1 {
+				t.Fatalf("actuation = %s/%d", state, n)
+			}
+			if n := forwardAudits(t, s, r.ID); n != 1 {
+				t.Fatalf("%d forward audit rows, want 1", n)
+			}
+		})
+
+		t.Run("conflict", func(t *testing.T) {
+			rs := newRuntimeServer(t, g.key, nil, func(context.Context, client.Decision) error { return client.ErrGone })
+			events, stop := startForwarder(t, s, changes, g.key, time.Millisecond)
+			defer stop()
+			r := g.decided(t, rs.URL)
+			if e := next(t, events, "attempt"); e.a.State != models.ActuationConflict || e.a.HTTPStatus != 409 {
+				t.Fatalf("attempt = %+v", e.a)
+			}
+			if state, n := g.actuation(t, r.ID); state != models.ActuationConflict || n != 1 {
+				t.Fatalf("actuation = %s/%d", state, n)
+			}
+		})
+
+		t.Run("down, then up: retried, then delivered", func(t *testing.T) {
+			rs := newRuntimeServer(t, g.key, func(n int, w http.ResponseWriter, r *http.Request) bool {
+				switch n {
+				case 1: // the connection drops: a network error
+					conn, _, err := w.(http.Hijacker).Hijack()
+					if err == nil {
+						conn.Close()
+					}
+					return true
+				case 2:
+					w.WriteHeader(http.StatusServiceUnavailable)
+					return true
+				}
+				return false
+			}, nil)
+			events, stop := startForwarder(t, s, changes, g.key, time.Millisecond)
+			defer stop()
+			r := g.decided(t, rs.URL)
+			first, second, third := next(t, events, "attempt 1"), next(t, events, "attempt 2"), next(t, events, "attempt 3")
+			if first.a.State != models.ActuationPending || first.a.HTTPStatus != 0 || first.a.Error == "" {
+				t.Fatalf("attempt 1 = %+v, want a network error retried", first.a)
+			}
+			if second.a.State != models.ActuationPending || second.a.HTTPStatus != 503 {
+				t.Fatalf("attempt 2 = %+v, want a 503 retried", second.a)
+			}
+			if third.a.State != models.ActuationDelivered {
+				t.Fatalf("attempt 3 = %+v, want delivered", third.a)
+			}
+			if state, n := g.actuation(t, r.ID); state != models.ActuationDelivered || n != 3 {
+				t.Fatalf("actuation = %s/%d", state, n)
+			}
+			if n := forwardAudits(t, s, r.ID); n != 3 {
+				t.Fatalf("%d forward audit rows, want one per attempt", n)
+			}
+			rt, _ := s.GetRuntime(bg, *r.RuntimeID)
+			if rt.Failures != 0 || rt.LastResult != models.ActuationDelivered {
+				t.Fatalf("health = %d %q", rt.Failures, rt.LastResult)
+			}
+		})
+	})
+}
+
+func TestForwarderGivesUpAtTheDeadline(t *testing.T) {
+	modelstest.Each(t, func(t *testing.T, dialect string) {
+		s, changes := modelstest.Store(t, dialect)
+		base := time.Now().UTC()
+		var offset atomic.Int64
+		s.Now = func() time.Time { return base.Add(time.Duration(offset.Load())) }
+		s.DefaultExpiry = time.Minute // the deadline is then the minimum retry window
+		g := newForwardRig(t, s, changes)
+		rs := newRuntimeServer(t, g.key, func(_ int, w http.ResponseWriter, _ *http.Request) bool {
+			w.WriteHeader(http.StatusBadGateway)
+			return true
+		}, nil)
+		// A long backoff: the retry after the first failure lands at the deadline.
+		events, stop := startForwarder(t, s, changes, g.key, time.Hour)
+		defer stop()
+		r := g.decided(t, rs.URL)
+		first := next(t, events, "attempt 1")
+		if first.a.State != models.ActuationPending || !first.a.NextAt.Equal(first.f.Deadline) {
+			t.Fatalf("attempt 1 = %+v, want a retry at the deadline %v", first.a, first.f.Deadline)
+		}
+		offset.Store(int64(models.MinForwardWindow + time.Minute))
+		// Any committed decision wakes the forwarder; it finds the row due.
+		other, _, err := s.CreateRequest(bg, g.owner, models.NewRequest{Title: "x", Options: []models.Option{{ID: "ok", Label: "OK"}}}, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Decide(bg, other.ID, models.Decision{Version: 1, Option: "ok", By: "operator:o", Via: "api"}); err != nil {
+			t.Fatal(err)
+		}
+		if last := next(t, events, "attempt 2"); last.a.State != models.ActuationFailed {
+			t.Fatalf("attempt 2 = %+v, want failed", last.a)
+		}
+		if state, n := g.actuation(t, r.ID); state != models.ActuationFailed || n != 2 {
+			t.Fatalf("actuation = %s/%d", state, n)
+		}
+		rt, _ := s.GetRuntime(bg, *r.RuntimeID)
+		if rt.Failures != 2 {
+			t.Fatalf("consecutive failures = %d, want 2", rt.Failures)
+		}
+	})
+}
+
+func TestForwarderSurvivesRestart(t *testing.T) {
+	modelstest.Each(t, func(t *testing.T, dialect string) {
+		url := modelstest.URL(t, dialect)
+		open := func() *models.Store {
+			db, err := models.OpenDB(url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := models.Migrate(db); err != nil {
+				t.Fatal(err)
+			}
+			return models.NewStore(db, nil)
+		}
+		closeStore := func(s *models.Store) {
+			if sqlDB, err := s.DB.DB(); err == nil {
+				sqlDB.Close()
+			}
+		}
+
+		changes1 := models.NewChanges()
+		s1 := open()
+		s1.Announcer = changes1
+		g := newForwardRig(t, s1, changes1)
+		inFlight := make(chan struct{})
+		var called atomic.Bool
+		rs := newRuntimeServer(t, g.key, nil, func(ctx context.Context, d client.Decision) error {
+			if called.CompareAndSwap(false, true) {
+				close(inFlight)
+				<-ctx.Done() // the first server stops while this call is open
+				return ctx.Err()
+			}
+			return nil
+		})
+		_, stop1 := startForwarder(t, s1, changes1, g.key, time.Millisecond)
+		r := g.decided(t, rs.URL)
+		next(t, (<-chan struct{})(inFlight), "first call at the runtime")
+		stop1()
+		f, err := s1.ForwardOf(bg, r.ID, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.State != models.ActuationPending || f.Attempts != 0 || f.ClaimedBy != "" {
+			t.Fatalf("after stop: %+v; want pending, uncounted and unclaimed", f)
+		}
+		closeStore(s1)
+
+		changes2 := models.NewChanges()
+		s2 := open()
+		s2.Announcer = changes2
+		defer closeStore(s2)
+		key2, err := s2.SigningKey(bg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if key2.ID != g.key.ID {
+			t.Fatalf("the signing key changed across a restart: %s -> %s", g.key.ID, key2.ID)
+		}
+		events, stop2 := startForwarder(t, s2, changes2, key2, time.Millisecond)
+		defer stop2()
+		if e := next(t, events, "attempt after restart"); e.a.State != models.ActuationDelivered {
+			t.Fatalf("after restart: %+v", e.a)
+		}
+		got := next(t, rs.decisions, "decision at the runtime")
+		if got.RequestID != r.ID || got.Version != 2 {
+			t.Fatalf("runtime got %+v", got)
+		}
+		if state, n := (&forwardRig{s: s2}).actuation(t, r.ID); state != models.ActuationDelivered || n != 1 {
+			t.Fatalf("actuation = %s/%d", state, n)
+		}
+	})
+}

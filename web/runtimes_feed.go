@@ -1,0 +1,118 @@
+package web
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gatehousehq/gatehouse/models"
+	"github.com/labstack/echo/v4"
+)
+
+// feedPage is the most decisions one feed answer carries.
+const feedPage = 100
+
+type apiFeedDecision struct {
+	RequestID string  `json:"requestId"`
+	Version   int     `json:"version"`
+	Decision  *string `json:"decision"`
+	Answer    *string `json:"answer"`
+	Note      *string `json:"note"`
+	DecidedAt string  `json:"decided_at"`
+	Cursor    string  `json:"cursor"`
+}
+
+type feedBody struct {
+	Decisions []apiFeedDecision `json:"decisions"`
+	Cursor    string            `json:"cursor"`
+}
+
+// feedDecisions is a runtime's pull feed: the decisions on its requests after
+// ?after=CURSOR, at once if there are any, else as soon as one commits, else an
+// empty page after ?timeout=S. Asking for what follows N acknowledges N, so
+// those forwards count as delivered.
+func (s *Server) feedDecisions(c echo.Context) error {
+	timeout, err := ParseTimeout(c)
+	if err != nil {
+		return err
+	}
+	after, err := parseFeedCursor(c.QueryParam("after"))
+	if err != nil {
+		return err
+	}
+	rt, err := s.ownRuntime(c, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	if err := s.runtimes.TouchRuntime(ctx, rt.ID); err != nil {
+		return err
+	}
+	if err := s.runtimes.AckFeed(ctx, rt.ID, after); err != nil {
+		return err
+	}
+	release, err := s.AcquireWaiter(c)
+	if err != nil {
+		return err
+	}
+	defer release()
+	rows, err := s.waitFeed(c, rt.ID, after, timeout)
+	if err != nil {
+		return err
+	}
+	out := feedBody{Decisions: make([]apiFeedDecision, len(rows)), Cursor: strconv.FormatInt(after, 10)}
+	for i, f := range rows {
+		cur := strconv.FormatInt(f.Seq, 10)
+		out.Decisions[i] = apiFeedDecision{RequestID: f.RequestID, Version: f.Version, Decision: f.Decision,
+			Answer: f.Answer, Note: f.Note, DecidedAt: rfc3339(f.DecidedAt), Cursor: cur}
+		out.Cursor = cur
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// waitFeed returns the runtime's decisions after a cursor, waiting for one to
+// commit when there are none. It subscribes before each read, so a decision
+// committed between the read and the wait still wakes it.
+func (s *Server) waitFeed(c echo.Context, runtimeID string, after int64, timeout time.Duration) ([]models.Forward, error) {
+	ctx := c.Request().Context()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	sub := s.changes.Subscribe(64)
+	defer func() { sub.Close() }()
+	for {
+		rows, err := s.runtimes.DecisionFeed(ctx, runtimeID, after, feedPage)
+		if err != nil || len(rows) > 0 {
+			return rows, err
+		}
+	wait:
+		for {
+			select {
+			case ch, ok := <-sub.C:
+				if !ok { // dropped for lagging: resubscribe and read again
+					sub = s.changes.Subscribe(64)
+					break wait
+				}
+				if ch.Status == models.StatusResolved && ch.Action != "actuation" {
+					break wait
+				}
+			case <-timer.C:
+				return nil, nil
+			case <-ctx.Done():
+				return nil, nil
+			case <-s.closing:
+				return nil, nil
+			}
+		}
+	}
+}
+
+func parseFeedCursor(v string) (int64, error) {
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, invalid("after must be a cursor this feed gave (a whole number)")
+	}
+	return n, nil
+}

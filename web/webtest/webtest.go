@@ -1,0 +1,150 @@
+// Package webtest runs a real Gatehouse server for tests: a store on a real
+// database, the web server on httptest, and helpers to call it.
+package webtest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/web"
+)
+
+// Env is one running server and what it stands on.
+type Env struct {
+	T       testing.TB
+	Store   *models.Store
+	Changes *models.Changes
+	Server  *web.Server
+	HTTP    *httptest.Server
+	URL     string
+}
+
+// New starts a server on a fresh database of the dialect ("sqlite" or
+// "postgres"). cfg may be zero.
+func New(t testing.TB, dialect string, cfg web.Config) *Env {
+	t.Helper()
+	store, changes := modelstest.Store(t, dialect)
+	return NewOn(t, store, changes, cfg)
+}
+
+// NewOn starts a server on an existing store.
+func NewOn(t testing.TB, store *models.Store, changes *models.Changes, cfg web.Config) *Env {
+	t.Helper()
+	hs := httptest.NewUnstartedServer(nil)
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = "http://" + hs.Listener.Addr().String()
+	}
+	srv, err := web.New(cfg, web.Deps{Store: store, Watcher: changes, DB: store.DB})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs.Config.Handler = srv.Handler()
+	hs.Start()
+	t.Cleanup(func() {
+		srv.Close()
+		hs.Close()
+	})
+	return &Env{T: t, Store: store, Changes: changes, Server: srv, HTTP: hs, URL: hs.URL}
+}
+
+// Token creates a token and returns its secret.
+func (e *Env) Token(role, name string) string {
+	e.T.Helper()
+	_, secret, err := e.Store.CreateToken(context.Background(), role, name)
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	return secret
+}
+
+// Do sends a call with a bearer token (none when token is "") and a body (a
+// string or []byte is sent as is, anything else as JSON). It returns the
+// status and the body.
+func (e *Env) Do(method, path, token string, body any) (int, []byte) {
+	e.T.Helper()
+	return e.DoCtx(context.Background(), method, path, token, body)
+}
+
+// DoCtx is Do with a context.
+func (e *Env) DoCtx(ctx context.Context, method, path, token string, body any) (int, []byte) {
+	e.T.Helper()
+	var r io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		r = bytes.NewBufferString(b)
+	case []byte:
+		r = bytes.NewReader(b)
+	default:
+		j, err := json.Marshal(b)
+		if err != nil {
+			e.T.Fatal(err)
+		}
+		r = bytes.NewReader(j)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, e.URL+path, r)
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := e.HTTP.Client().Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return 0, nil
+		}
+		e.T.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil && ctx.Err() == nil {
+		e.T.Fatal(err)
+	}
+	return resp.StatusCode, data
+}
+
+// JSON decodes a body into a map, failing the test on bad JSON.
+func JSON(t testing.TB, body []byte) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(body, &m); err != nil {
+		t.Fatalf("body is not a JSON object: %v: %s", err, body)
+	}
+	return m
+}
+
+// AllowDeny is the usual pair of options.
+var AllowDeny = []map[string]string{
+	{"id": "once", "label": "Allow once", "effect": "allow"},
+	{"id": "deny", "label": "Deny", "effect": "deny"},
+}
+
+// File files a request as token and returns the record.
+func (e *Env) File(token string, body map[string]any) map[string]any {
+	e.T.Helper()
+	if body == nil {
+		body = map[string]any{}
+	}
+	if _, ok := body["title"]; !ok {
+		body["title"] = "Run git push origin main"
+	}
+	if _, ok := body["options"]; !ok {
+		body["options"] = AllowDeny
+	}
+	status, data := e.Do(http.MethodPost, "/v1/requests", token, body)
+	if status != http.StatusCreated {
+		e.T.Fatalf("file: %d %s", status, data)
+	}
+	return JSON(e.T, data)
+}
