@@ -187,8 +187,8 @@ func BenchmarkPageWebsocket(b *testing.B) {
 			var first, last []time.Duration
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
-				r := s.file(b, i)
 				p.expect(fmt.Sprintf(`>Run step %d<`, i))
+				r := s.file(b, i)
 				p.all(b, n, time.Now())
 				b.StartTimer()
 				p.expect(`id="req-` + r.ID + `" hx-swap-oob="delete"`)
