@@ -55,11 +55,24 @@
     document.body.classList.add("live");
     reportVisibility();
   });
+  // When the socket fails (1006) the session may be over (logout elsewhere, a
+  // revoked token): the handshake is refused then, and htmx would keep
+  // retrying. One check per failure tells which, and sends the operator to log in.
+  var checking = false;
+  function checkSession() {
+    if (checking) return;
+    checking = true;
+    fetch("/v1/requests?limit=1", { credentials: "same-origin", headers: { Accept: "application/json" } })
+      .then(function (r) { if (r.status === 401) window.location.assign("/login"); })
+      .catch(function () { /* the server is down: htmx retries */ })
+      .then(function () { checking = false; });
+  }
+
   document.addEventListener("htmx:wsClose", function (e) {
     document.body.classList.remove("live");
-    // 1008: the server ended the socket because the session is gone.
     var code = e.detail && e.detail.event && e.detail.event.code;
     if (code === 1008) window.location.assign("/login");
+    else if (code === 1006 && document.visibilityState === "visible") checkSession();
   });
   document.addEventListener("htmx:wsAfterMessage", function () { syncTitle(); tick(); });
   document.addEventListener("htmx:afterSwap", tick);
