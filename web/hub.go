@@ -34,6 +34,8 @@ type hub struct {
 	leave chan *pageConn
 	done  chan struct{} // closed when run returns
 	conns map[*pageConn]struct{}
+	// lastCount is the open count the pages were last sent (hub goroutine only).
+	lastCount int64
 
 	mu       sync.Mutex
 	pages    int            // connected pages
@@ -134,6 +136,7 @@ func (h *hub) sync(pcs []*pageConn) {
 		slog.Error("hub: count open", "err", err)
 		return
 	}
+	h.lastCount = count
 	countFrag := renderBytes(views.OOBCount(count))
 	type list struct {
 		ids []string
@@ -197,7 +200,13 @@ func (h *hub) apply(ch models.Change) {
 		slog.Error("hub: count open", "err", err)
 		return
 	}
-	countFrag := renderBytes(views.OOBCount(count))
+	// The count goes out only when it moved, so changes that matter to no page
+	// (an actuation update on a card nobody shows) cost the pages nothing.
+	var countFrag []byte
+	if count != h.lastCount {
+		h.lastCount = count
+		countFrag = renderBytes(views.OOBCount(count))
+	}
 	now := time.Now()
 	var card views.Card
 	if r != nil {
@@ -238,7 +247,9 @@ func (h *hub) apply(ch models.Change) {
 			delete(pc.shown, ch.RequestID)
 			h.deliver(pc, frag("remove"))
 		default:
-			h.deliver(pc, countFrag)
+			if countFrag != nil {
+				h.deliver(pc, countFrag)
+			}
 		}
 	}
 }

@@ -98,6 +98,7 @@ func (s *Server) pumpPage(ctx context.Context, conn *websocket.Conn, pc *pageCon
 	for {
 		select {
 		case msg := <-pc.send:
+			msg = coalesce(msg, pc.send)
 			wctx, cancel := context.WithTimeout(ctx, wsWriteTime)
 			err := conn.Write(wctx, websocket.MessageText, msg)
 			cancel()
@@ -122,4 +123,21 @@ func (s *Server) pumpPage(ctx context.Context, conn *websocket.Conn, pc *pageCon
 			return
 		}
 	}
+}
+
+// coalesce joins what else is already queued into one message (fragments are
+// independent OOB swaps, so one message may carry many): a burst of changes
+// costs a page a few writes, not one per change. msg is shared between pages,
+// so it is copied before it grows.
+func coalesce(msg []byte, queue <-chan []byte) []byte {
+	const max = 256 << 10
+	for len(msg) < max {
+		select {
+		case m := <-queue:
+			msg = append(msg[:len(msg):len(msg)], m...)
+		default:
+			return msg
+		}
+	}
+	return msg
 }

@@ -21,6 +21,7 @@ import (
 type pageEnv struct {
 	t        testing.TB
 	store    *models.Store
+	changes  *models.Changes
 	srv      *web.Server
 	ts       *httptest.Server
 	opToken  string
@@ -52,7 +53,7 @@ func startPage(t testing.TB, dialect string) *pageEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &pageEnv{t: t, store: store, srv: srv, ts: ts, opToken: op, agent: client.New(ts.URL, ag), operator: client.New(ts.URL, op)}
+	return &pageEnv{t: t, store: store, changes: changes, srv: srv, ts: ts, opToken: op, agent: client.New(ts.URL, ag), operator: client.New(ts.URL, op)}
 }
 
 // file files a permission request as the agent.
