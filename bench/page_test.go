@@ -203,12 +203,12 @@ func BenchmarkPageWebsocket(b *testing.B) {
 	}
 }
 
-// observe records, in the page, the wall-clock time (performance.timeOrigin +
-// now: the system clock Go reads too) at which each card enters and leaves the
-// DOM, and lets the benchmark await one.
+// observe records, in the page, the wall-clock time (Date.now(): the system
+// clock Go reads too, to the millisecond) at which each card enters and leaves
+// the DOM, and lets the benchmark await one.
 const observe = `window.__seen = {}; window.__gone = {}; window.__waiters = [];
 new MutationObserver(function (muts) {
-  var now = performance.timeOrigin + performance.now();
+  var now = Date.now();
   var cards = function (n) { return n.nodeType !== 1 ? [] : (n.matches("[data-request-id]") ? [n] : Array.from(n.querySelectorAll("[data-request-id]"))); };
   muts.forEach(function (m) {
     m.addedNodes.forEach(function (n) { cards(n).forEach(function (c) { var id = c.getAttribute("data-request-id"); if (!(id in __seen)) __seen[id] = now; }); });
