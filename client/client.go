@@ -119,17 +119,23 @@ func (e *Error) Error() string {
 
 // Do sends one JSON call and decodes a 2xx answer into out.
 func (c *Client) Do(ctx context.Context, method, path string, headers map[string]string, in, out any) error {
+	_, err := c.do(ctx, method, path, headers, in, out)
+	return err
+}
+
+// do is Do that also returns the 2xx status.
+func (c *Client) do(ctx context.Context, method, path string, headers map[string]string, in, out any) (int, error) {
 	var body io.Reader
 	if in != nil {
 		b, err := json.Marshal(in)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		body = bytes.NewReader(b)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, c.BaseURL+path, body)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if in != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -143,12 +149,12 @@ func (c *Client) Do(ctx context.Context, method, path string, headers map[string
 	}
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if resp.StatusCode/100 != 2 {
 		e := &Error{Status: resp.StatusCode}
@@ -158,12 +164,12 @@ func (c *Client) Do(ctx context.Context, method, path string, headers map[string
 		if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil {
 			e.RetryAfter = time.Duration(s) * time.Second
 		}
-		return e
+		return 0, e
 	}
 	if out != nil {
-		return json.Unmarshal(data, out)
+		return resp.StatusCode, json.Unmarshal(data, out)
 	}
-	return nil
+	return resp.StatusCode, nil
 }
 
 // File files a request. A non-empty idempotency key makes a retry safe.
@@ -176,16 +182,28 @@ func (c *Client) File(ctx context.Context, n NewRequest, idempotencyKey string) 
 	return &r, c.Do(ctx, http.MethodPost, "/v1/requests", h, n, &r)
 }
 
+// FileCreated is File that also says whether this call created the record
+// (201) rather than an Idempotency-Key repeat answering an earlier one (200).
+func (c *Client) FileCreated(ctx context.Context, n NewRequest, idempotencyKey string) (*Request, bool, error) {
+	var h map[string]string
+	if idempotencyKey != "" {
+		h = map[string]string{"Idempotency-Key": idempotencyKey}
+	}
+	var r Request
+	status, err := c.do(ctx, http.MethodPost, "/v1/requests", h, n, &r)
+	return &r, status == http.StatusCreated, err
+}
+
 // Get reads one request.
 func (c *Client) Get(ctx context.Context, id string) (*Request, error) {
 	var r Request
 	return &r, c.Do(ctx, http.MethodGet, "/v1/requests/"+url.PathEscape(id), nil, nil, &r)
 }
 
-// Wait long-polls once for up to timeout (rounded to whole seconds, 1..300);
-// r.TimedOut says whether it ran out.
+// Wait long-polls once for up to timeout (rounded up to whole seconds,
+// 1..300); r.TimedOut says whether it ran out.
 func (c *Client) Wait(ctx context.Context, id string, timeout time.Duration) (*Request, error) {
-	s := int(timeout / time.Second)
+	s := int((timeout + time.Second - 1) / time.Second)
 	s = min(max(s, 1), 300)
 	var r Request
 	path := "/v1/requests/" + url.PathEscape(id) + "/wait?timeout=" + strconv.Itoa(s)
@@ -193,15 +211,19 @@ func (c *Client) Wait(ctx context.Context, id string, timeout time.Duration) (*R
 }
 
 // WaitSettled re-issues the long-poll until the request is no longer open or
-// ctx ends. A 429 is honoured by waiting its Retry-After.
+// ctx ends. A 429 is honoured by waiting its Retry-After. The last long-poll is
+// cut by ctx's deadline, so the wait lasts the whole budget and no longer.
 func (c *Client) WaitSettled(ctx context.Context, id string) (*Request, error) {
 	for {
 		timeout := 60 * time.Second
 		if dl, ok := ctx.Deadline(); ok {
 			timeout = min(timeout, time.Until(dl))
 		}
-		if timeout < time.Second {
-			r, err := c.Get(ctx, id)
+		if timeout <= 0 {
+			// One last read, past ctx's deadline but bounded, reports the state.
+			gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			r, err := c.Get(gctx, id)
+			cancel()
 			if err == nil && r.Status == "open" {
 				return r, context.DeadlineExceeded
 			}

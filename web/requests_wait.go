@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"time"
@@ -69,7 +70,11 @@ func (s *Server) waitRequest(c echo.Context) error {
 // timedOut with the current record). It watches before each read, so no change
 // between a read and the wait is missed.
 func (s *Server) WaitChange(c echo.Context, id string, timeout time.Duration, done func(r, first *models.Request) bool) (r *models.Request, timedOut bool, err error) {
-	ctx := c.Request().Context()
+	return s.waitChange(c.Request().Context(), id, timeout, done)
+}
+
+// waitChange is WaitChange for any caller whose going away ends ctx (MCP).
+func (s *Server) waitChange(ctx context.Context, id string, timeout time.Duration, done func(r, first *models.Request) bool) (r *models.Request, timedOut bool, err error) {
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	var first *models.Request

@@ -32,6 +32,7 @@ func (s *Server) routes() {
 
 	e.POST("/api/operator-attention/permissions/decide", s.decideAttention, s.authenticate, operator)
 	e.GET("/metrics", s.metrics.serve, s.authenticate, operator)
+	e.Any("/mcp", s.serveMCP, s.authenticate, filers)
 
 	e.GET("/login", s.loginLink, s.authenticate, s.limitLogins)
 	e.POST("/login", s.loginToken, s.authenticate, s.limitLogins)

@@ -90,6 +90,7 @@ type Server struct {
 	baseURL  *url.URL
 	rules    RulesInForce
 	devices  DeviceStore
+	mcp      http.Handler // /mcp, the MCP streamable HTTP handler
 
 	closeOnce sync.Once
 	closing   chan struct{} // closed when the server stops: releases every wait
@@ -128,6 +129,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 		baseURL: base, closing: make(chan struct{}),
 	}
 	s.metrics = newMetrics(s)
+	s.mcp = s.newMCPHandler()
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError

@@ -22,7 +22,8 @@ Usage:
   gatehouse rules test FILE [REQUEST.json]   (the request on stdin when not named)
   gatehouse push test [--database URL] [--base-url URL]
   gatehouse runtime --name N [--machine M] [--callback-listen ADDR] [--pull] [--url URL] [--token T]
-  gatehouse ask --title "…" [--option id:label:effect]… [--timeout 10m] [--url URL] [--token T]
+  gatehouse ask --title "…" [--option id:label:effect]… [--timeout 10m] [--json] [--url URL] [--token T]
+  gatehouse hook claude-code [--timeout 5m] [--url URL] [--token T] < hook-input.json
 
 Run "gatehouse COMMAND -h" for a command's flags.
 `
@@ -42,6 +43,7 @@ func commands() map[string]command {
 		"serve":   runServe,
 		"token":   runToken,
 		"ask":     runAsk,
+		"hook":    runHook,
 		"rules":   runRules,
 		"push":    runPush,
 		"runtime": runRuntime,

@@ -24,7 +24,8 @@ func runToken(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	database := fs.String("database", defaultDatabase(), "database URL (GATEHOUSE_DATABASE)")
 	role := fs.String("role", "", "operator, runtime or agent (create)")
 	name := fs.String("name", "", "a name for the token's holder (create)")
-	if err := fs.Parse(args[1:]); err != nil {
+	positional, err := parseInterspersed(fs, args[1:])
+	if err != nil {
 		return 2
 	}
 	store, closeDB, err := openStore(*database, nil)
@@ -58,11 +59,11 @@ func runToken(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		}
 		w.Flush()
 	case "revoke":
-		if fs.NArg() != 1 {
+		if len(positional) != 1 {
 			fmt.Fprintln(stderr, "usage: gatehouse token revoke ID|NAME")
 			return 2
 		}
-		n, err := store.RevokeToken(ctx, fs.Arg(0))
+		n, err := store.RevokeToken(ctx, positional[0])
 		if err != nil {
 			fmt.Fprintln(stderr, "gatehouse:", err)
 			return 1
@@ -92,4 +93,20 @@ func openStore(url string, a models.Announcer) (*models.Store, func(), error) {
 		return nil, nil, fmt.Errorf("migrate: %w", err)
 	}
 	return models.NewStore(db, a), closeDB, nil
+}
+
+// parseInterspersed parses flags that may come before or after positional
+// arguments ("token revoke NAME --database X"), which flag.Parse alone stops at.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return positional, nil
+		}
+		positional = append(positional, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
 }

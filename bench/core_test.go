@@ -1,0 +1,73 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/gatehousehq/gatehouse/client"
+	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/web"
+	"github.com/gatehousehq/gatehouse/web/webtest"
+)
+
+// BenchmarkDecideToRelease measures, on loopback, the time from a decide's
+// commit (Store.Decide returning) to the waiting long-poll's client holding the
+// answer. Reported as p50/p99 in microseconds.
+func BenchmarkDecideToRelease(b *testing.B) {
+	for _, dialect := range []string{"sqlite", "postgres"} {
+		b.Run(dialect, func(b *testing.B) {
+			started := make(chan struct{}, 1)
+			e := webtest.New(b, dialect, web.Config{OnWaitStart: func() { started <- struct{}{} }})
+			agent := client.New(e.URL, e.Token(models.RoleAgent, "bench"))
+			agent.HTTP = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
+			op := models.Principal{ID: "tok_op", Role: models.RoleOperator, Name: "bench"}
+			ctx := context.Background()
+			lat := make([]time.Duration, 0, b.N)
+			b.ResetTimer()
+			for range b.N {
+				b.StopTimer()
+				r, err := agent.File(ctx, client.NewRequest{Title: "bench", Options: []client.Option{{ID: "ok", Label: "OK", Effect: "allow"}}}, "")
+				if err != nil {
+					b.Fatal(err)
+				}
+				got := make(chan time.Time, 1)
+				go func() {
+					if _, err := agent.Wait(ctx, r.ID, 60*time.Second); err != nil {
+						b.Error(err)
+					}
+					got <- time.Now()
+				}()
+				<-started
+				b.StartTimer()
+				if _, err := e.Store.Decide(ctx, r.ID, models.Decision{Version: 1, Option: "ok", By: op.Label(), Via: "api"}); err != nil {
+					b.Fatal(err)
+				}
+				committed := time.Now()
+				lat = append(lat, (<-got).Sub(committed))
+			}
+			b.StopTimer()
+			reportPercentiles(b, lat)
+		})
+	}
+}
+
+func reportPercentiles(b *testing.B, lat []time.Duration) {
+	if len(lat) == 0 {
+		return
+	}
+	slices.Sort(lat)
+	p := func(q float64) float64 { return float64(lat[int(q*float64(len(lat)-1))].Microseconds()) }
+	b.ReportMetric(p(0.50), "p50-µs")
+	b.ReportMetric(p(0.99), "p99-µs")
+}
+
+// percentile formats a latency summary for logs.
+func percentile(lat []time.Duration) string {
+	slices.Sort(lat)
+	at := func(q float64) time.Duration { return lat[int(q*float64(len(lat)-1))] }
+	return fmt.Sprintf("p50 %v p99 %v (n=%d)", at(0.5), at(0.99), len(lat))
+}

@@ -1,0 +1,75 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// maxRefile bounds how often a PermissionRequest is filed again when its key
+// names a request that already ended (the same command twice in one prompt).
+const maxRefile = 3
+
+// AnswerClaudeCodeHook files the hook's permission request, waits up to wait
+// for the operator and returns what the hook prints (nil: print nothing).
+// It never allows without a decision: on any failure it returns the fallback
+// (ask, or nothing) with the error that caused it, and cancels the request so
+// the inbox shows no item nobody waits for.
+func (c *Client) AnswerClaudeCodeHook(ctx context.Context, in *ClaudeCodeHookInput, wait time.Duration) (*ClaudeCodeHookOutput, error) {
+	waitCtx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	r, err := c.fileHookRequest(waitCtx, in, wait)
+	if err != nil {
+		return in.Fallback(fmt.Sprintf("Gatehouse could not take the request (%v); asking here instead", err)), err
+	}
+	if r.Status != "open" {
+		// A rule decided at once, or this very tool call was filed before.
+		return in.Answer(r), nil
+	}
+	final, err := c.WaitSettled(waitCtx, r.ID)
+	if err == nil {
+		return in.Answer(final), nil
+	}
+	reason := fmt.Sprintf("Gatehouse wait failed (%v); asking here instead", err)
+	switch {
+	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
+		reason = fmt.Sprintf("No decision in Gatehouse within %s; asking here instead", wait)
+	case ctx.Err() != nil:
+		reason = "The Gatehouse hook was stopped before a decision; asking here instead"
+	}
+	if decided := c.withdraw(r.ID); decided != nil {
+		return in.Answer(decided), nil
+	}
+	return in.Fallback(reason), err
+}
+
+// fileHookRequest files the hook's request under its idempotency key. A
+// record that key already named, settled, for another call (the same command
+// twice in one prompt, told apart only by tool_use_id, which PermissionRequest
+// lacks) is not this call's answer: "Allow once" was for that call, so the
+// request is filed again under a key chained to the old record.
+func (c *Client) fileHookRequest(ctx context.Context, in *ClaudeCodeHookInput, wait time.Duration) (*Request, error) {
+	key := in.IdempotencyKey()
+	for range maxRefile {
+		r, created, err := c.FileCreated(ctx, in.NewRequest(wait), key)
+		if err != nil || created || r.Status == "open" || in.keyedByCall() {
+			return r, err
+		}
+		key += ":" + r.ID
+	}
+	return nil, errors.New("every filing answered an earlier, settled request")
+}
+
+// withdraw cancels a request the hook stopped waiting for. When a decision
+// landed first, it returns that record: the operator's answer still counts.
+func (c *Client) withdraw(id string) *Request {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err := c.Cancel(ctx, id)
+	var e *Error
+	if asError(err, &e) && e.Request != nil && e.Request.Status == "resolved" {
+		return e.Request
+	}
+	return nil
+}

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/gatehousehq/gatehouse/client"
+)
+
+// defaultHookWait is how long the hook waits for the operator. Claude Code's
+// hook `timeout` must be longer (docs/agents.md), or it kills the hook first.
+const defaultHookWait = 5 * time.Minute
+
+// runHook answers agent hooks; "claude-code" is the one there is.
+func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] != "claude-code" {
+		fmt.Fprintln(stderr, "usage: gatehouse hook claude-code [--timeout 5m] [--url URL] [--token T] < hook-input.json")
+		return 2
+	}
+	return runClaudeCodeHook(ctx, args[1:], stdin, stdout, stderr)
+}
+
+// runClaudeCodeHook reads one PreToolUse or PermissionRequest input, asks the
+// operator through Gatehouse, and prints the hook's JSON answer. It exits 0
+// whenever it printed an answer or chose to print nothing; a non-zero exit is
+// a non-blocking error to Claude Code, which then asks in its own way.
+func runClaudeCodeHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("hook claude-code", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	url := fs.String("url", env("GATEHOUSE_URL", "http://127.0.0.1:8080"), "server URL (GATEHOUSE_URL)")
+	token := fs.String("token", env("GATEHOUSE_TOKEN", ""), "agent or runtime token (GATEHOUSE_TOKEN)")
+	wait := fs.Duration("timeout", defaultHookWait, "how long to wait for the operator; keep it under the hook's own timeout")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *wait < time.Second {
+		fmt.Fprintln(stderr, "gatehouse hook: --timeout must be at least 1s")
+		return 2
+	}
+	in, err := client.ParseClaudeCodeHook(stdin)
+	if err != nil {
+		fmt.Fprintln(stderr, "gatehouse hook:", err)
+		return 1
+	}
+	out, err := client.New(*url, *token).AnswerClaudeCodeHook(ctx, in, *wait)
+	if err != nil {
+		fmt.Fprintln(stderr, "gatehouse hook:", err)
+	}
+	if out == nil {
+		return 0
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		fmt.Fprintln(stderr, "gatehouse hook:", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "%s\n", b)
+	return 0
+}
