@@ -33,7 +33,9 @@ type hub struct {
 	join  chan *pageConn
 	leave chan *pageConn
 	done  chan struct{} // closed when run returns
-	conns map[*pageConn]struct{}
+	// started is guarded by the server's bgMu.
+	started bool
+	conns   map[*pageConn]struct{}
 	// lastCount is the open count the pages were last sent (hub goroutine only).
 	lastCount int64
 
@@ -59,6 +61,21 @@ func newHub(s *Server, feed models.Subscriber) *hub {
 		s: s, feed: feed, join: make(chan *pageConn), leave: make(chan *pageConn), done: make(chan struct{}),
 		conns: map[*pageConn]struct{}{}, presence: map[string]int{},
 	}
+}
+
+// start runs the hub if it is not running yet; false once the server stopped.
+// A server that never serves a page never has a hub goroutine.
+func (h *hub) start() bool {
+	h.s.bgMu.Lock()
+	defer h.s.bgMu.Unlock()
+	if h.s.stopped {
+		return false
+	}
+	if !h.started {
+		h.started = true
+		h.s.bg.Go(h.run)
+	}
+	return true
 }
 
 // run serves the hub until the server closes.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/gatehousehq/gatehouse/models"
 	"github.com/gatehousehq/gatehouse/views"
 	"github.com/labstack/echo/v4"
 )
@@ -31,6 +32,9 @@ func (s *Server) connectPage(c echo.Context) error {
 	f, err := wsFilter(c)
 	if err != nil {
 		return err
+	}
+	if !h.start() {
+		return models.Errorf(codeShuttingDown, "the server is stopping")
 	}
 	conn, err := websocket.Accept(c.Response(), c.Request(), &websocket.AcceptOptions{OriginPatterns: []string{s.baseURL.Host}})
 	if err != nil {

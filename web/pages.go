@@ -38,8 +38,7 @@ func (s *Server) pageRoutes(feed models.Subscriber) error {
 	}
 	s.pages = p
 	if feed != nil {
-		p.hub = newHub(s, feed)
-		s.bg.Go(p.hub.run)
+		p.hub = newHub(s, feed) // started by the first page that connects
 	}
 	s.renderLogin = s.renderLoginPage
 	s.renderPageError = s.renderErrorPage

@@ -100,8 +100,10 @@ type Server struct {
 	// renderLogin, when set by the page, renders the login form.
 	renderLogin func(c echo.Context, status int, msg string) error
 
-	pages *pages         // the operator's page and its live hub
-	bg    sync.WaitGroup // the server's own goroutines (the hub); Close waits for them
+	pages   *pages         // the operator's page and its live hub
+	bg      sync.WaitGroup // the server's own goroutines (the hub); Close waits for them
+	bgMu    sync.Mutex     // orders starting a goroutine in bg with Close
+	stopped bool           // guarded by bgMu: no goroutine starts after Close
 }
 
 // New builds the server and its routes.
@@ -159,6 +161,9 @@ func (s *Server) Echo() *echo.Echo { return s.echo }
 // reconnect (to this server once it is back, or another replica).
 func (s *Server) Close() {
 	s.closeOnce.Do(func() { close(s.closing) })
+	s.bgMu.Lock()
+	s.stopped = true
+	s.bgMu.Unlock()
 	s.bg.Wait()
 }
 
