@@ -117,7 +117,7 @@ func (s *Server) pumpPage(ctx context.Context, conn *websocket.Conn, pc *pageCon
 				return
 			}
 		case <-pc.dropped:
-			// ctx is cancelled too, so Close cannot wait on this page for long.
+			// Close gives a page that does not answer a few seconds, then hangs up.
 			conn.Close(websocket.StatusTryAgainLater, "too slow: reconnect to resync")
 			return
 		case <-s.closing:
