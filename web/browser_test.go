@@ -239,6 +239,29 @@ func TestBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("an answer and a note typed on the page reach the agent", func(t *testing.T) {
+		r := e.file("Which branch?", func(n *client.NewRequest) {
+			n.Kind, n.AllowAnswer, n.Options = "question", true, []client.Option{{ID: "main", Label: "main"}}
+		})
+		form := "#req-" + r.ID + " "
+		laptop.run("answer",
+			chromedp.WaitVisible(css(form+`textarea[name="answer"]`)),
+			chromedp.SendKeys(css(form+`textarea[name="answer"]`), "release/2.4"),
+			chromedp.Click(css(form+`details summary`)),
+			chromedp.WaitVisible(css(form+`textarea[name="note"]`)),
+			chromedp.SendKeys(css(form+`textarea[name="note"]`), "and tag it"),
+			chromedp.Click(css(form+`[data-testid="send-answer"]`)),
+			chromedp.WaitNotPresent(card(r.ID)),
+		)
+		got, err := e.agent.Wait(context.Background(), r.ID, 10*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Answer == nil || *got.Answer != "release/2.4" || got.Note == nil || *got.Note != "and tag it" || got.Decision != nil {
+			t.Fatalf("record = decision %v answer %v note %v", got.Decision, got.Answer, got.Note)
+		}
+	})
+
 	t.Run("a reconnecting page resyncs", func(t *testing.T) {
 		phone.run("reload", chromedp.Reload(), chromedp.WaitReady(css(`body.live`)))
 		// Requests filed while the socket is down are on the page once it is back:
