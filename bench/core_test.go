@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"slices"
 	"testing"
@@ -63,11 +62,4 @@ func reportPercentiles(b *testing.B, lat []time.Duration) {
 	p := func(q float64) float64 { return float64(lat[int(q*float64(len(lat)-1))].Microseconds()) }
 	b.ReportMetric(p(0.50), "p50-µs")
 	b.ReportMetric(p(0.99), "p99-µs")
-}
-
-// percentile formats a latency summary for logs.
-func percentile(lat []time.Duration) string {
-	slices.Sort(lat)
-	at := func(q float64) time.Duration { return lat[int(q*float64(len(lat)-1))] }
-	return fmt.Sprintf("p50 %v p99 %v (n=%d)", at(0.5), at(0.99), len(lat))
 }

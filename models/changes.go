@@ -11,6 +11,11 @@ type Change struct {
 	Action    string `json:"a"` // create, edit, decide, expire, cancel, dismiss, actuation, …
 }
 
+// ActionResync is the action of a synthetic change with no request id: changes
+// may have been missed (the cross-process listener reconnected), so every
+// subscriber must reload what it shows from the store.
+const ActionResync = "resync"
+
 // Announcer is where the store announces a committed change. Changes (in process)
 // is one; a PostgreSQL announcer relays through NOTIFY to every replica's Changes.
 type Announcer interface {
@@ -116,6 +121,23 @@ func (c *Changes) Watch(id string) (<-chan struct{}, func()) {
 					delete(c.waiters, id)
 				}
 			}
+		}
+	}
+}
+
+// Resync tells every subscriber to reload (a Change with ActionResync) and wakes
+// every watcher so its wait re-reads the record. The PostgreSQL announcer calls
+// it whenever its listen connection is (re)established, because notifications
+// sent while it was down are gone.
+func (c *Changes) Resync() {
+	c.mu.Lock()
+	ws := c.waiters
+	c.waiters = map[string]map[chan struct{}]struct{}{}
+	c.mu.Unlock()
+	c.Announce(Change{Action: ActionResync})
+	for _, set := range ws {
+		for w := range set {
+			close(w)
 		}
 	}
 }

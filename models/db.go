@@ -66,5 +66,6 @@ func Migrate(db *gorm.DB) error {
 		&Token{}, &Session{}, &LoginTicket{}, &Request{}, &Audit{},
 		&Device{}, &Setting{}, &PushClaim{},
 		&Runtime{}, &Forward{}, &ServerKey{},
+		&Grant{},
 	)
 }

@@ -63,6 +63,7 @@ func (s *Store) Decide(ctx context.Context, id string, d Decision, hooks ...Deci
 		return nil, err
 	}
 	s.announce(r, "decide")
+	s.logGrant(ctx, r, "decide")
 	return r, nil
 }
 
@@ -109,8 +110,8 @@ func (s *Store) resolve(tx *gorm.DB, r *Request, d Decision, action string) erro
 	if d.Note != nil {
 		detail["note"] = *d.Note
 	}
-	if r.PendingID != nil {
-		detail["pending_id"] = *r.PendingID
+	if err := s.settleGrant(tx, r, detail); err != nil {
+		return err
 	}
 	return s.audit(tx, r, action, d.By, d.Via, detail)
 }
@@ -152,7 +153,11 @@ func (s *Store) Expire(ctx context.Context, hooks ...DecisionHook) (int, time.Ti
 			}
 			via := ViaExpiry
 			r.Status, r.ResolvedAt, r.UpdatedAt, r.DecidedVia = StatusExpired, &now, now, &via
-			return s.audit(tx, r, action, "system", ViaExpiry, nil)
+			detail := map[string]any{}
+			if err := s.settleGrant(tx, r, detail); err != nil {
+				return err
+			}
+			return s.audit(tx, r, action, "system", ViaExpiry, detail)
 		})
 		if err == errRaced || ErrorCode(err) != ECodeInternal {
 			continue // another process or a decide got there first
@@ -162,6 +167,7 @@ func (s *Store) Expire(ctx context.Context, hooks ...DecisionHook) (int, time.Ti
 		}
 		n++
 		s.announce(r, action)
+		s.logGrant(ctx, r, action)
 	}
 	var next Request
 	err := db.Where("status = ?", StatusOpen).Order("expires_at").Limit(1).Find(&next).Error

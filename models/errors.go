@@ -19,6 +19,12 @@ const (
 	ECodeForbidden       = "forbidden"
 	ECodeConflict        = "conflict"
 	ECodeInternal        = "internal"
+
+	// Answers of a pending-grant claim.
+	ECodeNoGrant         = "no_grant"
+	ECodeApprovalPending = "approval_pending"
+	ECodeApprovalDenied  = "approval_denied"
+	ECodeApprovalExpired = "approval_expired"
 )
 
 // Error is the one error type of the domain. Current, when set, is the record as it

@@ -47,7 +47,7 @@ func (h *HoldSweeper) Run(ctx context.Context) {
 				h.arm(timer, h.Store.Now())
 				continue
 			}
-			if ch.Action != "create" || !h.Store.Rules.Current().HasHold() {
+			if (ch.Action != "create" && ch.Action != ActionResync) || !h.Store.Rules.Current().HasHold() {
 				continue
 			}
 			h.drain(sub)

@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"gorm.io/gorm"
 )
 
 // Kinds of request.
@@ -157,6 +159,10 @@ type NewRequest struct {
 	RuntimeID     *string
 	PendingID     *string
 	ExpiresIn     time.Duration // 0: the server default
+
+	// rows, when set, writes more rows in the request's own transaction (a
+	// pending grant); unexported so only the store sets it.
+	rows func(tx *gorm.DB, r *Request) error
 }
 
 // Normalize fills defaults and validates. It never touches the store.

@@ -66,6 +66,11 @@ func (s *Store) CreateRequest(ctx context.Context, p Principal, n NewRequest, id
 		if err := s.audit(tx, r, "create", p.Label(), ViaAPI, nil); err != nil {
 			return err
 		}
+		if n.rows != nil {
+			if err := n.rows(tx, r); err != nil {
+				return err
+			}
+		}
 		return s.auditVerdict(tx, r, v)
 	})
 	if errors.Is(err, gorm.ErrDuplicatedKey) {
@@ -207,6 +212,11 @@ func (s *Store) PatchRequest(ctx context.Context, id string, by Principal, p Pat
 		if err := s.checkOpen(r); err != nil {
 			return err
 		}
+		if r.PendingID != nil {
+			// Gatehouse writes a grant's card from the request it binds; the
+			// filer may not reword it.
+			return Errorf(ECodeForbidden, "request %s is a pending grant's approval; it cannot be edited", r.ID)
+		}
 		if p.Version != 0 && p.Version != r.Version {
 			return &Error{Code: ECodeVersionConflict, Detail: fmt.Sprintf("version %d is not the current version %d", p.Version, r.Version), Current: r}
 		}
@@ -302,11 +312,16 @@ func (s *Store) Withdraw(ctx context.Context, id string, by Principal, status st
 			return s.lostRace(tx, id)
 		}
 		r.Status, r.UpdatedAt, r.ResolvedAt = status, now, &now
-		return s.audit(tx, r, action, by.Label(), ViaAPI, nil)
+		detail := map[string]any{}
+		if err := s.settleGrant(tx, r, detail); err != nil {
+			return err
+		}
+		return s.audit(tx, r, action, by.Label(), ViaAPI, detail)
 	})
 	if err != nil {
 		return nil, err
 	}
 	s.announce(r, action)
+	s.logGrant(ctx, r, action)
 	return r, nil
 }

@@ -41,7 +41,7 @@ func (w *Sweeper) Run(ctx context.Context) {
 		case ch, ok := <-sub.C:
 			if !ok { // dropped for lagging: resubscribe and look again
 				sub = w.Changes.Subscribe(256)
-			} else if ch.Action != "create" {
+			} else if ch.Action != "create" && ch.Action != ActionResync {
 				continue
 			}
 			// A new request may expire before the timer fires; coalesce a

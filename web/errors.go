@@ -39,6 +39,10 @@ var statusOf = map[string]int{
 	codeTooManyLogins:           http.StatusTooManyRequests,
 	codeShuttingDown:            http.StatusServiceUnavailable,
 	models.ECodeInternal:        http.StatusInternalServerError,
+	models.ECodeNoGrant:         http.StatusNotFound,
+	models.ECodeApprovalPending: http.StatusConflict,
+	models.ECodeApprovalDenied:  http.StatusForbidden,
+	models.ECodeApprovalExpired: http.StatusForbidden,
 }
 
 // errorBody is every error a client sees. Request is the current record on a

@@ -121,9 +121,9 @@ func (f *Forwarder) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case ch, ok := <-sub.C:
-			if !ok { // dropped for lagging: resubscribe and look again
+			if !ok { // dropped for lagging: resubscribe and look again (as on a resync)
 				sub = f.Changes.Subscribe(256)
-			} else if ch.Status != models.StatusResolved || ch.Action == "actuation" {
+			} else if ch.Action != models.ActionResync && (ch.Status != models.StatusResolved || ch.Action == "actuation") {
 				continue
 			}
 		case <-finished:

@@ -80,7 +80,7 @@ func (s *Server) waitChange(ctx context.Context, id string, timeout time.Duratio
 	var first *models.Request
 	for {
 		changed, stop := s.watcher.Watch(id)
-		r, err = s.store.GetRequest(ctx, id)
+		r, err = s.reads.get(ctx, id)
 		if err != nil {
 			stop()
 			return nil, false, err
@@ -110,7 +110,7 @@ func (s *Server) waitChange(ctx context.Context, id string, timeout time.Duratio
 		if ctx.Err() != nil {
 			return r, true, nil // the client is gone; nothing will read this
 		}
-		r, err = s.store.GetRequest(ctx, id)
+		r, err = s.reads.get(ctx, id)
 		if err != nil {
 			return nil, false, err
 		}

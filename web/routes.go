@@ -10,6 +10,7 @@ func (s *Server) routes() {
 	operator := requireRoles(models.RoleOperator)
 	filers := requireRoles(models.RoleRuntime, models.RoleAgent)
 	anyone := requireRoles(models.RoleOperator, models.RoleRuntime, models.RoleAgent)
+	runtime := requireRoles(models.RoleRuntime)
 
 	v1 := e.Group("/v1", s.authenticate)
 	v1.POST("/requests", s.fileRequest, filers)
@@ -28,6 +29,12 @@ func (s *Server) routes() {
 		v1.POST("/runtimes", s.registerRuntime, requireRoles(models.RoleRuntime))
 		v1.GET("/runtimes", s.listRuntimes, requireRoles(models.RoleOperator, models.RoleRuntime))
 		v1.GET("/runtimes/:id/decisions", s.feedDecisions, requireRoles(models.RoleRuntime))
+	}
+	if s.grants != nil {
+		v1.POST("/pending", s.filePending, runtime)
+		v1.POST("/pending/claim", s.claimPending, runtime)
+		v1.GET("/pending/:pending_id", s.getPending, runtime)
+		v1.GET("/pending/:pending_id/wait", s.waitPending, runtime)
 	}
 
 	e.POST("/api/operator-attention/permissions/decide", s.decideAttention, s.authenticate, operator)

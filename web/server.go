@@ -56,6 +56,9 @@ type Config struct {
 	// wait on the change announcement and after it has let go of its slot.
 	// Tests synchronise on them.
 	OnWaitStart, OnWaitEnd func()
+
+	// MaxPendingWait caps a pending grant's max_wait; 0: DefaultMaxPendingWait.
+	MaxPendingWait time.Duration
 }
 
 // Deps are the concrete parts cmd wires in.
@@ -73,6 +76,8 @@ type Deps struct {
 	// pull feed; without them those routes are absent.
 	Runtimes RuntimeStore
 	Changes  models.Subscriber
+	// Grants, when set, serves the pending-grant routes (/v1/pending…).
+	Grants Grants
 }
 
 // Server is the HTTP server.
@@ -91,6 +96,9 @@ type Server struct {
 	rules    RulesInForce
 	devices  DeviceStore
 	mcp      http.Handler // /mcp, the MCP streamable HTTP handler
+
+	reads  *freshReads // coalesced re-reads for waiters
+	grants Grants
 
 	closeOnce sync.Once
 	closing   chan struct{} // closed when the server stops: releases every wait
@@ -114,6 +122,9 @@ func New(cfg Config, d Deps) (*Server, error) {
 	if cfg.MaxWaitersPerCaller <= 0 {
 		cfg.MaxWaitersPerCaller = 1000
 	}
+	if cfg.MaxPendingWait <= 0 {
+		cfg.MaxPendingWait = DefaultMaxPendingWait
+	}
 	if cfg.BodyLimit == "" {
 		cfg.BodyLimit = "64K"
 	}
@@ -126,10 +137,11 @@ func New(cfg Config, d Deps) (*Server, error) {
 	}
 	s := &Server{
 		cfg: cfg, store: d.Store, watcher: d.Watcher, db: d.DB, hooks: d.DecisionHooks, rules: d.Rules, devices: d.Devices,
-		runtimes: d.Runtimes, changes: d.Changes,
+		runtimes: d.Runtimes, changes: d.Changes, grants: d.Grants,
 		waiters: newWaiterCaps(cfg.MaxWaiters, cfg.MaxWaitersPerCaller),
 		baseURL: base, closing: make(chan struct{}),
 	}
+	s.reads = newFreshReads(d.Store.GetRequest)
 	s.metrics = newMetrics(s)
 	s.mcp = s.newMCPHandler()
 	e := echo.New()

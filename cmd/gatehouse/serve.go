@@ -32,6 +32,7 @@ type serveConfig struct {
 	MaxWaitersPerCaller int
 	DefaultExpiry       time.Duration
 	MaxExpiry           time.Duration
+	MaxPendingWait      time.Duration
 }
 
 func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
@@ -46,6 +47,7 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.IntVar(&c.MaxWaitersPerCaller, "max-waiters-per-caller", envInt("GATEHOUSE_MAX_WAITERS_PER_CALLER", 1000), "long-polls one caller may hold (GATEHOUSE_MAX_WAITERS_PER_CALLER)")
 	fs.DurationVar(&c.DefaultExpiry, "default-expiry", envDuration("GATEHOUSE_DEFAULT_EXPIRY", time.Hour), "expiry of a request that asks for none (GATEHOUSE_DEFAULT_EXPIRY)")
 	fs.DurationVar(&c.MaxExpiry, "max-expiry", envDuration("GATEHOUSE_MAX_EXPIRY", 7*24*time.Hour), "the longest expiry a filer may ask for (GATEHOUSE_MAX_EXPIRY)")
+	fs.DurationVar(&c.MaxPendingWait, "max-pending-wait", envDuration("GATEHOUSE_MAX_PENDING_WAIT", web.DefaultMaxPendingWait), "the longest max_wait a pending grant may ask for (GATEHOUSE_MAX_PENDING_WAIT)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -101,6 +103,13 @@ func serve(ctx context.Context, cfg serveConfig, stdout io.Writer) error {
 	}
 	defer closeDB()
 	store.DefaultExpiry, store.MaxExpiry = cfg.DefaultExpiry, cfg.MaxExpiry
+	ctx, cancel := context.WithCancel(ctx)
+	var bg sync.WaitGroup
+	defer func() { cancel(); bg.Wait() }() // no goroutine outlives serve, and all end before the database closes
+	listener, err := announceAcrossReplicas(ctx, &bg, cfg.Database, store, changes)
+	if err != nil {
+		return err
+	}
 	store.Rules = models.NewRuleSet(rules)
 
 	ln, err := net.Listen("tcp", cfg.Addr)
@@ -119,7 +128,9 @@ func serve(ctx context.Context, cfg serveConfig, stdout io.Writer) error {
 	hooks := []models.DecisionHook{store.ForwardHook()}
 	srv, err := web.New(web.Config{
 		BaseURL: cfg.BaseURL, MaxWaiters: cfg.MaxWaiters, MaxWaitersPerCaller: cfg.MaxWaitersPerCaller,
-	}, web.Deps{Store: store, Watcher: changes, DB: store.DB, DecisionHooks: hooks, Rules: store.Rules, Devices: store, Runtimes: store, Changes: changes})
+		MaxPendingWait: cfg.MaxPendingWait,
+	}, web.Deps{Store: store, Watcher: changes, DB: store.DB, DecisionHooks: hooks, Rules: store.Rules, Devices: store, Runtimes: store, Changes: changes,
+		Grants: store})
 	if err != nil {
 		ln.Close()
 		return err
@@ -138,9 +149,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout io.Writer) error {
 		return err
 	}
 
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var bg sync.WaitGroup
+	countListens(srv.Registry(), listener)
 	sweeper := &models.Sweeper{Store: store, Changes: changes, Hooks: hooks}
 	bg.Go(func() { sweeper.Run(ctx) })
 	holds := &models.HoldSweeper{Store: store, Changes: changes, Hooks: hooks}

@@ -88,7 +88,7 @@ func openStore(url string, a models.Announcer) (*models.Store, func(), error) {
 			sqlDB.Close()
 		}
 	}
-	if err := models.Migrate(db); err != nil {
+	if err := models.MigrateLocked(db); err != nil {
 		closeDB()
 		return nil, nil, fmt.Errorf("migrate: %w", err)
 	}

@@ -1,0 +1,222 @@
+package models
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// CreatePending files a pending grant: the Grant row and its approval request,
+// with their audit rows, in one transaction. Errors: ECodeInvalid; ECodeConflict
+// when the pending id is taken. Rules judge the approval like any filing; hooks
+// run inside a rule's decision.
+func (s *Store) CreatePending(ctx context.Context, p Principal, n NewGrant, hooks ...DecisionHook) (*Grant, *Request, error) {
+	if err := n.Normalize(); err != nil {
+		return nil, nil, err
+	}
+	if n.PendingID == "" {
+		n.PendingID = strings.ToLower(NewID("pnd_"))
+	}
+	if n.MaxWait == 0 {
+		n.MaxWait = DefaultPendingWait
+	}
+	n.MaxWait = min(n.MaxWait, s.MaxExpiry)
+	g := &Grant{
+		PendingID: n.PendingID, Digest: Digest(n.Target), OwnerID: p.ID,
+		Sandbox: n.Sandbox, Policy: n.Policy, Middleware: n.Middleware,
+		Method: n.Method, Host: n.Host, Port: n.Port, Path: n.Path, Query: n.Query, BodySHA256: n.BodySHA256,
+		State: GrantPending,
+	}
+	nr := n.approvalRequest()
+	nr.PendingID = &n.PendingID
+	nr.rows = func(tx *gorm.DB, r *Request) error {
+		g.RequestID, g.CreatedAt, g.ExpiresAt = r.ID, r.CreatedAt, r.ExpiresAt
+		if err := tx.Create(g).Error; err != nil {
+			return err
+		}
+		return s.audit(tx, r, "pending", p.Label(), ViaAPI, map[string]any{
+			"pending_id": g.PendingID, "digest": g.Digest, "sandbox": g.Sandbox, "policy": g.Policy, "middleware": g.Middleware,
+		})
+	}
+	r, _, err := s.CreateRequest(ctx, p, nr, "", hooks...)
+	if err != nil {
+		return nil, nil, err
+	}
+	slog.Info("pending grant filed", "pending_id", g.PendingID, "digest", g.Digest, "request_id", r.ID,
+		"owner", p.Label(), "sandbox", g.Sandbox, "policy", g.Policy, "middleware", g.Middleware,
+		"method", g.Method, "host", g.Host, "port", g.Port, "expires_at", g.ExpiresAt)
+	return g, r, nil
+}
+
+// GetGrant returns a grant and its request; ECodeNotFound when there is none.
+func (s *Store) GetGrant(ctx context.Context, pendingID string) (*Grant, *Request, error) {
+	db := s.DB.WithContext(ctx)
+	var g Grant
+	if err := db.Where("pending_id = ?", pendingID).Take(&g).Error; err != nil {
+		if notFound(err) {
+			return nil, nil, Errorf(ECodeNotFound, "no pending grant %s", pendingID)
+		}
+		return nil, nil, err
+	}
+	r, err := load(db, g.RequestID)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &g, r, nil
+}
+
+// ClaimGrant releases exactly one approved, unclaimed, unexpired grant of p
+// bound to t, and returns it. Concurrent identical claims race on one
+// conditional UPDATE; only the one that changed the row wins.
+//
+// When none can be released, the newest grant with that digest answers:
+// ECodeApprovalPending while it waits for a decision (the grant is returned too),
+// ECodeApprovalDenied or ECodeApprovalExpired once (the claim that hears it
+// spends the grant, and the grant is returned), and ECodeNoGrant when there is
+// no grant or the newest was already spent: the request is then new.
+func (s *Store) ClaimGrant(ctx context.Context, p Principal, t Target) (*Grant, error) {
+	if err := t.Normalize(); err != nil {
+		return nil, err
+	}
+	digest := Digest(t)
+	db := s.DB.WithContext(ctx)
+	// A lost race re-reads; three rounds settle any interleaving of a decision
+	// and other claims, since each round sees a later state.
+	for range 3 {
+		now := s.now()
+		var approved []string
+		err := db.Model(&Grant{}).
+			Where("digest = ? AND owner_id = ? AND state = ? AND claimed_at IS NULL AND expires_at > ?", digest, p.ID, GrantApproved, now).
+			Order("created_at, pending_id").Limit(8).Pluck("pending_id", &approved).Error
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range approved {
+			g, won, err := s.spendGrant(db, p, id, GrantApproved, now)
+			if err != nil {
+				return nil, err
+			}
+			if won {
+				slog.Info("pending grant released", "pending_id", g.PendingID, "digest", g.Digest, "request_id", g.RequestID, "owner", p.Label())
+				return g, nil
+			}
+		}
+		var g Grant
+		err = db.Where("digest = ? AND owner_id = ?", digest, p.ID).Order("created_at DESC, pending_id DESC").Take(&g).Error
+		if notFound(err) || (err == nil && g.ClaimedAt != nil) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		r, err := load(db, g.RequestID)
+		if err != nil {
+			return nil, err
+		}
+		var code string
+		switch g.Status(r, now) {
+		case GrantPending:
+			return &g, Errorf(ECodeApprovalPending, "the request is still waiting for the operator's decision (pending_id %s)", g.PendingID)
+		case GrantApproved:
+			continue // approved since the first read: claim it next round
+		case GrantDenied:
+			code = ECodeApprovalDenied
+		default:
+			code = ECodeApprovalExpired
+		}
+		spent, won, err := s.spendGrant(db, p, g.PendingID, "", now)
+		if err != nil {
+			return nil, err
+		}
+		if !won {
+			continue
+		}
+		slog.Info("pending claim refused", "pending_id", spent.PendingID, "digest", spent.Digest, "request_id", spent.RequestID, "owner", p.Label(), "answer", code)
+		if code == ECodeApprovalDenied {
+			return spent, Errorf(code, "the operator denied this request (pending_id %s); do not retry it", spent.PendingID)
+		}
+		return spent, Errorf(code, "the approval for this request expired unused (pending_id %s); do not retry it", spent.PendingID)
+	}
+	slog.Debug("pending claim matched nothing", "digest", digest, "owner", p.Label())
+	return nil, Errorf(ECodeNoGrant, "no pending grant matches this exact request")
+}
+
+// spendGrant sets claimed_at on one unclaimed grant (in state, when state is
+// not "") with a conditional UPDATE, and audits it in the same transaction. won
+// is false when another claim got there first.
+func (s *Store) spendGrant(db *gorm.DB, p Principal, pendingID, state string, now time.Time) (g *Grant, won bool, err error) {
+	var r *Request
+	err = db.Transaction(func(tx *gorm.DB) error {
+		q := tx.Model(&Grant{}).Where("pending_id = ? AND claimed_at IS NULL", pendingID)
+		upd := map[string]any{"claimed_at": now}
+		if state == GrantApproved {
+			q = q.Where("state = ? AND expires_at > ?", GrantApproved, now)
+			upd["state"] = GrantReleased
+		}
+		res := q.Updates(upd)
+		if res.Error != nil || res.RowsAffected != 1 {
+			return res.Error
+		}
+		won = true
+		g = &Grant{}
+		if err := tx.Where("pending_id = ?", pendingID).Take(g).Error; err != nil {
+			return err
+		}
+		if r, err = load(tx, g.RequestID); err != nil {
+			return err
+		}
+		action, answer := "release", "released"
+		if state != GrantApproved {
+			action, answer = "claim_refused", g.Status(r, now)
+		}
+		return s.audit(tx, r, action, p.Label(), ViaAPI, map[string]any{"pending_id": g.PendingID, "digest": g.Digest, "answer": answer})
+	})
+	if err != nil || !won {
+		return nil, false, err
+	}
+	if state == GrantApproved {
+		s.announce(r, "release")
+	}
+	return g, true, nil
+}
+
+// settleGrant mirrors a settled request onto its grant inside the settling
+// transaction and adds the grant's pending_id and digest to the audit detail.
+func (s *Store) settleGrant(tx *gorm.DB, r *Request, detail map[string]any) error {
+	if r.PendingID == nil {
+		return nil
+	}
+	var g Grant
+	if err := tx.Where("pending_id = ?", *r.PendingID).Take(&g).Error; err != nil {
+		if notFound(err) {
+			return nil
+		}
+		return err
+	}
+	detail["pending_id"], detail["digest"] = g.PendingID, g.Digest
+	return tx.Model(&Grant{}).Where("pending_id = ? AND claimed_at IS NULL", g.PendingID).Update("state", settledState(r)).Error
+}
+
+// logGrant writes the structured line for a settled grant, after its commit.
+func (s *Store) logGrant(ctx context.Context, r *Request, action string) {
+	if r.PendingID == nil {
+		return
+	}
+	g, _, err := s.GetGrant(ctx, *r.PendingID)
+	if err != nil {
+		slog.Error("pending grant log", "err", err)
+		return
+	}
+	by, via := "", ""
+	if r.DecidedBy != nil {
+		by = *r.DecidedBy
+	}
+	if r.DecidedVia != nil {
+		via = *r.DecidedVia
+	}
+	slog.Info("pending grant settled", "pending_id", g.PendingID, "digest", g.Digest, "request_id", r.ID,
+		"action", action, "status", g.Status(r, s.now()), "decided_by", by, "decided_via", via)
+}

@@ -1,0 +1,137 @@
+package web
+
+import (
+	"context"
+	"time"
+
+	"github.com/gatehousehq/gatehouse/models"
+	"github.com/labstack/echo/v4"
+)
+
+// Grants is what the pending-grant routes need of the store.
+type Grants interface {
+	CreatePending(ctx context.Context, p models.Principal, n models.NewGrant, hooks ...models.DecisionHook) (*models.Grant, *models.Request, error)
+	GetGrant(ctx context.Context, pendingID string) (*models.Grant, *models.Request, error)
+	ClaimGrant(ctx context.Context, p models.Principal, t models.Target) (*models.Grant, error)
+}
+
+// DefaultMaxPendingWait caps a middleware's max_wait unless Config says otherwise.
+const DefaultMaxPendingWait = time.Hour
+
+// pendingInput is the body of POST /v1/pending and POST /v1/pending/claim. A
+// claim matches on the digest alone, so it ignores pending_id and max_wait; it
+// accepts them so a middleware can send the same body twice.
+type pendingInput struct {
+	Sandbox    string `json:"sandbox"`
+	Policy     string `json:"policy"`
+	Middleware string `json:"middleware"`
+	Method     string `json:"method"`
+	Host       string `json:"host"`
+	Port       int    `json:"port"`
+	Path       string `json:"path"`
+	Query      string `json:"query"`
+	BodySHA256 string `json:"body_sha256"`
+	PendingID  string `json:"pending_id"`
+	MaxWait    *int64 `json:"max_wait"`
+}
+
+func (in pendingInput) target() models.Target {
+	return models.Target{Sandbox: in.Sandbox, Method: in.Method, Host: in.Host, Port: in.Port, Path: in.Path, Query: in.Query, BodySHA256: in.BodySHA256}
+}
+
+// pendingStatus is a grant as GET /v1/pending/{id} answers it.
+type pendingStatus struct {
+	PendingID string `json:"pending_id"`
+	Status    string `json:"status"` // pending, approved, denied, expired
+	Digest    string `json:"digest"`
+	ExpiresAt string `json:"expires_at"`
+	RequestID string `json:"request_id"`
+	Released  bool   `json:"released"`
+}
+
+func toPendingStatus(g *models.Grant, r *models.Request) pendingStatus {
+	return pendingStatus{
+		PendingID: g.PendingID, Status: g.Status(r, time.Now()), Digest: g.Digest,
+		ExpiresAt: rfc3339(g.ExpiresAt), RequestID: g.RequestID, Released: g.State == models.GrantReleased,
+	}
+}
+
+// nextStep is one thing the agent can do next.
+type nextStep struct {
+	Action string `json:"action"`
+	Method string `json:"method,omitempty"`
+	URL    string `json:"url,omitempty"`
+	When   string `json:"when,omitempty"`
+	Detail string `json:"detail"`
+}
+
+// agentBody is what the sandbox hands the agent. Every sentence in it is fixed
+// text written here; the middleware's fields appear only as validated
+// identifiers (policy, middleware, pending_id) and times.
+type agentBody struct {
+	Error         string     `json:"error"`
+	Detail        string     `json:"detail"`
+	Policy        string     `json:"policy"`
+	Middleware    string     `json:"middleware"`
+	PendingID     string     `json:"pending_id"`
+	ExpiresAt     string     `json:"expires_at"`
+	NextSteps     []nextStep `json:"next_steps"`
+	AgentGuidance string     `json:"agent_guidance"`
+}
+
+// agentResponse is the HTTP response the sandbox should give the agent.
+type agentResponse struct {
+	Status int       `json:"status"`
+	Body   agentBody `json:"body"`
+}
+
+// The fixed words of the agent-facing bodies.
+const (
+	pendingDetail   = "This exact request needs a person's approval before it can be sent. Gatehouse has asked the operator. Nothing was sent."
+	pendingGuidance = "Do not change the request to get around this, and do not resend it in a loop. " +
+		"Call the wait URL (GET): it answers when the person decides, or after about a minute with \"timed_out\": true, then call it again. " +
+		"If \"status\" is \"approved\", send the identical request once more (same method, URL, query and body); it will go through once. " +
+		"If it is \"denied\" or \"expired\", do not resend it: tell the user the request was not approved. " +
+		"You may tell the user that an approval is waiting in their Gatehouse inbox."
+	retryDetail     = "After the wait answers \"approved\", send the identical request again, once, before expires_at."
+	waitDetail      = "Long-poll this URL for the decision; call again while it answers \"timed_out\": true."
+	deniedDetail    = "The operator denied this exact request. It was not sent."
+	deniedGuidance  = "Do not resend this request or a variant of it. Tell the user the operator denied it, and continue without it or ask the user what to do."
+	expiredDetail   = "The approval for this exact request expired before it was used. It was not sent."
+	expiredGuidance = "Do not resend this request in a loop. Tell the user the approval expired; if the user still wants it, they can ask you to try once more, which asks the operator again."
+)
+
+// agentPending is the 403 approval_pending response for a grant.
+func (s *Server) agentPending(g *models.Grant) agentResponse {
+	return agentResponse{Status: 403, Body: agentBody{
+		Error: models.ECodeApprovalPending, Detail: pendingDetail, Policy: g.Policy, Middleware: g.Middleware,
+		PendingID: g.PendingID, ExpiresAt: rfc3339(g.ExpiresAt),
+		NextSteps: []nextStep{
+			{Action: "wait", Method: "GET", URL: s.BaseURL() + "/v1/pending/" + g.PendingID + "/wait", Detail: waitDetail},
+			{Action: "retry", When: models.GrantApproved, Detail: retryDetail},
+		},
+		AgentGuidance: pendingGuidance,
+	}}
+}
+
+// agentRefusal is the body of a claim refused for a denied or expired grant.
+func agentRefusal(code string, g *models.Grant) agentBody {
+	b := agentBody{Error: code, Detail: deniedDetail, Policy: g.Policy, Middleware: g.Middleware,
+		PendingID: g.PendingID, ExpiresAt: rfc3339(g.ExpiresAt), NextSteps: []nextStep{}, AgentGuidance: deniedGuidance}
+	if code == models.ECodeApprovalExpired {
+		b.Detail, b.AgentGuidance = expiredDetail, expiredGuidance
+	}
+	return b
+}
+
+// visibleGrant loads a grant the caller owns, or answers not_found.
+func (s *Server) visibleGrant(c echo.Context, id string) (*models.Grant, *models.Request, error) {
+	g, r, err := s.grants.GetGrant(c.Request().Context(), id)
+	if err != nil {
+		return nil, nil, err
+	}
+	if g.OwnerID != Principal(c).ID {
+		return nil, nil, models.Errorf(models.ECodeNotFound, "no pending grant %s", id)
+	}
+	return g, r, nil
+}
