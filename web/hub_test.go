@@ -206,12 +206,14 @@ func TestHubDropsSlowPage(t *testing.T) {
 	e := startPage(t, "sqlite")
 	b := e.browser()
 	e.login(b)
-	stuck := e.openPage(b, "/ws?status=open") // never read: its buffers fill
+	stuck := e.openPage(b, "/ws?status=open")
+	stuck.next() // its list: the hub has it. From now on it never reads, and its buffers fill.
 	live := e.openPage(b, "/ws?status=open")
 	live.next()
 	big := strings.Repeat("x", 48*1024)
-	for i := 0; e.srv.ConnectedPages() > 1; i++ {
-		if i == 2000 {
+	filed := 0
+	for ; e.srv.ConnectedPages() > 1; filed++ {
+		if filed == 2000 {
 			t.Fatal("the stuck page was never dropped")
 		}
 		r := e.file("Big", func(n *client.NewRequest) { n.Command = big })
@@ -220,6 +222,7 @@ func TestHubDropsSlowPage(t *testing.T) {
 			t.Fatalf("live page missed %s", r.ID)
 		}
 	}
+	t.Logf("the stuck page was dropped after %d requests", filed)
 	// The dropped page's socket ends; the browser reconnects and resyncs.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
