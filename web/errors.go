@@ -36,6 +36,7 @@ var statusOf = map[string]int{
 	models.ECodeForbidden:       http.StatusForbidden,
 	codeBodyTooLarge:            http.StatusRequestEntityTooLarge,
 	codeTooManyWaiters:          http.StatusTooManyRequests,
+	codeTooManyLogins:           http.StatusTooManyRequests,
 	codeShuttingDown:            http.StatusServiceUnavailable,
 	models.ECodeInternal:        http.StatusInternalServerError,
 	models.ECodeNoGrant:         http.StatusNotFound,

@@ -41,7 +41,8 @@ func (s *Server) routes() {
 	e.GET("/metrics", s.metrics.serve, s.authenticate, operator)
 	e.Any("/mcp", s.serveMCP, s.authenticate, filers)
 
-	e.GET("/login", s.loginLink)
-	e.POST("/login", s.loginToken) // no session check: logging in replaces any
+	e.GET("/login", s.loginLink, s.authenticate, s.limitLogins)
+	// No session check on POST: logging in replaces any session, so it needs no CSRF token.
+	e.POST("/login", s.loginToken, s.limitLogins)
 	e.POST("/logout", s.logout, s.authenticate)
 }

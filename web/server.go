@@ -107,6 +107,11 @@ type Server struct {
 	renderPageError func(c echo.Context, status int, body errorBody) error
 	// renderLogin, when set by the page, renders the login form.
 	renderLogin func(c echo.Context, status int, msg string) error
+
+	pages   *pages         // the operator's page and its live hub
+	bg      sync.WaitGroup // the server's own goroutines (the hub); Close waits for them
+	bgMu    sync.Mutex     // orders starting a goroutine in bg with Close
+	stopped bool           // guarded by bgMu: no goroutine starts after Close
 }
 
 // New builds the server and its routes.
@@ -146,6 +151,13 @@ func New(cfg Config, d Deps) (*Server, error) {
 	e.Use(middleware.BodyLimit(cfg.BodyLimit))
 	s.echo = e
 	s.routes()
+	feed := d.Changes
+	if feed == nil {
+		feed, _ = d.Watcher.(models.Subscriber)
+	}
+	if err := s.pageRoutes(feed); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -157,7 +169,15 @@ func (s *Server) Echo() *echo.Echo { return s.echo }
 
 // Close releases every wait; call it before http.Server.Shutdown so long-polls
 // answer at once instead of holding the shutdown.
-func (s *Server) Close() { s.closeOnce.Do(func() { close(s.closing) }) }
+// It also ends the page's hub and closes its websockets, asking browsers to
+// reconnect (to this server once it is back, or another replica).
+func (s *Server) Close() {
+	s.closeOnce.Do(func() { close(s.closing) })
+	s.bgMu.Lock()
+	s.stopped = true
+	s.bgMu.Unlock()
+	s.bg.Wait()
+}
 
 // Closing is closed when the server stops.
 func (s *Server) Closing() <-chan struct{} { return s.closing }

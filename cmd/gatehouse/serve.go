@@ -141,8 +141,8 @@ func serve(ctx context.Context, cfg serveConfig, stdout io.Writer) error {
 		return err
 	}
 	defer closePush()
-	// Presence is nil until the page's hub reports who is looking.
-	router := push.NewRouter(pushCfg, store, changes, senders, nil)
+	// The page's hub is the presence: an alert waits while an operator's page is visible.
+	router := push.NewRouter(pushCfg, store, changes, senders, srv)
 	forwarder := &web.Forwarder{Store: store, Changes: changes, Key: key, Now: store.Now}
 	if err := forwarder.Instrument(srv.Registry()); err != nil {
 		ln.Close()

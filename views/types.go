@@ -1,0 +1,140 @@
+// Package views renders Gatehouse's pages and live fragments with templ. Its
+// types are its own: the web package converts stored records into them, so no
+// storage struct ever reaches a template.
+package views
+
+import "time"
+
+// Option is one choice offered on a card.
+type Option struct {
+	ID     string
+	Label  string
+	Effect string // allow, deny or "" (a plain answer)
+}
+
+// Actuation is what became of forwarding the decision to the runtime.
+type Actuation struct {
+	State    string // none, pending, delivered, conflict, failed
+	Attempts int
+}
+
+// Card is one request as the operator sees it in the inbox.
+type Card struct {
+	ID          string
+	Kind        string
+	Status      string
+	Version     int
+	Risk        string
+	Title       string
+	Summary     string
+	Tool        string
+	Command     string
+	CreatedBy   string
+	CreatedAt   time.Time
+	ExpiresAt   time.Time
+	ResolvedAt  time.Time // zero while open
+	Options     []Option
+	AllowAnswer bool
+	Held        bool      // a rule holds it for a short window before it applies
+	HoldRule    string    // the rule that holds it
+	HoldThen    string    // the option the rule decides when the window ends
+	HoldUntil   time.Time // when the window ends
+
+	Decision   string // option id, "" when none
+	Answer     string
+	Note       string
+	DecidedBy  string
+	DecidedVia string // api, page, expiry, rule:NAME
+	Actuation  Actuation
+	Session    string // source_ref's session, to say which session to open
+}
+
+// Open reports whether the card still waits for a decision.
+func (c Card) Open() bool { return c.Status == "open" }
+
+// Ctx is what a card needs from the page it is drawn on.
+type Ctx struct {
+	CSRF string    // the session's CSRF token; "" in websocket fragments (htmx sends it as a header)
+	Back string    // where a no-JS decision returns to
+	Now  time.Time // for server-rendered ages and countdowns
+	Page bool      // drawn on its own request page (the title is not a link)
+}
+
+// Filter is the inbox's current selection.
+type Filter struct {
+	Status string // open (default), resolved, all
+	Kind   string
+	Risk   string
+	ID     string // one request: its own page, live
+}
+
+// Assets are the URLs of the page's static files (content-hashed by the server).
+type Assets struct {
+	CSS       string
+	Manifest  string
+	Icon      string
+	AppleIcon string
+	Favicon   string
+	Scripts   []string // loaded in order, deferred
+}
+
+// Page is what the layout needs.
+type Page struct {
+	Title     string // "" for the inbox: the count and "Gatehouse"
+	OpenCount int64
+	CSRF      string
+	Operator  string // "" when logged out
+	WSURL     string // the websocket to connect to; "" for none
+	Assets    Assets
+}
+
+// Inbox is the inbox page.
+type Inbox struct {
+	Page       Page
+	Filter     Filter
+	Cards      []Card
+	NextCursor string
+	Notice     *Notice
+	Now        time.Time
+}
+
+// Detail is one request's own page.
+type Detail struct {
+	Page      Page
+	Card      Card
+	Detail    string
+	SourceRef []KV
+	Audit     []AuditRow
+	Notice    *Notice
+	Now       time.Time
+}
+
+// KV is one key and value, in display order.
+type KV struct {
+	Key   string
+	Value string
+}
+
+// AuditRow is one event of a request's trail.
+type AuditRow struct {
+	At      time.Time
+	Version int
+	Action  string
+	Actor   string
+	Via     string
+	Detail  string
+}
+
+// Notice tells the operator what came of an action.
+type Notice struct {
+	Kind    string // ok, conflict, expired, error
+	Title   string
+	Text    string
+	Current *Card // the request as it stands, on a conflict
+}
+
+// Login is the login page.
+type Login struct {
+	Page  Page
+	Error string
+}

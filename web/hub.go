@@ -1,0 +1,377 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/a-h/templ"
+	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/views"
+)
+
+// Hub tuning.
+const (
+	hubFeedBuffer = 1024             // changes queued for the hub before it counts as lagging
+	pageQueue     = 32               // fragments queued per page before it counts as slow
+	hubReadTime   = 5 * time.Second  // bound on the hub's store reads per change
+	wsPingEvery   = 25 * time.Second // keeps proxies from closing an idle socket, finds dead ones
+	wsWriteTime   = 10 * time.Second
+)
+
+// hub sends every connected page the templ fragments that keep it true. One
+// goroutine owns the set of pages and what each shows; it reads each changed
+// request once, renders each kind of fragment once, and queues it to every page
+// without blocking: a page whose queue is full is dropped (it reconnects and
+// resyncs), so a slow or dead browser never slows the hub or a decision.
+type hub struct {
+	s     *Server
+	feed  models.Subscriber
+	join  chan *pageConn
+	leave chan *pageConn
+	done  chan struct{} // closed when run returns
+	// started is guarded by the server's bgMu.
+	started bool
+	conns   map[*pageConn]struct{}
+	// lastCount is the open count the pages were last sent (hub goroutine only).
+	lastCount int64
+
+	mu       sync.Mutex
+	pages    int            // connected pages
+	presence map[string]int // operator label → connected, visible pages
+}
+
+// pageConn is one connected page: its filter, its bounded queue, and which
+// cards it shows (touched only by the hub goroutine).
+type pageConn struct {
+	filter   views.Filter
+	operator string
+	send     chan []byte
+	shown    map[string]bool
+	dropped  chan struct{}      // closed when the hub gives up on the page
+	abort    context.CancelFunc // cancels a write in progress to a dropped page
+	visible  bool               // guarded by hub.mu
+}
+
+func newHub(s *Server, feed models.Subscriber) *hub {
+	return &hub{
+		s: s, feed: feed, join: make(chan *pageConn), leave: make(chan *pageConn), done: make(chan struct{}),
+		conns: map[*pageConn]struct{}{}, presence: map[string]int{},
+	}
+}
+
+// start runs the hub if it is not running yet; false once the server stopped.
+// A server that never serves a page never has a hub goroutine.
+func (h *hub) start() bool {
+	h.s.bgMu.Lock()
+	defer h.s.bgMu.Unlock()
+	if h.s.stopped {
+		return false
+	}
+	if !h.started {
+		h.started = true
+		h.s.bg.Go(h.run)
+	}
+	return true
+}
+
+// run serves the hub until the server closes.
+func (h *hub) run() {
+	defer close(h.done)
+	sub := h.feed.Subscribe(hubFeedBuffer)
+	defer func() { sub.Close() }()
+	for {
+		select {
+		case <-h.s.closing:
+			return
+		case pc := <-h.join:
+			h.conns[pc] = struct{}{}
+			h.sync([]*pageConn{pc})
+		case pc := <-h.leave:
+			delete(h.conns, pc)
+		case ch, ok := <-sub.C:
+			if !ok {
+				// The hub fell behind and was dropped: subscribe again and send
+				// every page its list afresh, so no change is lost.
+				sub = h.feed.Subscribe(hubFeedBuffer)
+				h.sync(h.all())
+				continue
+			}
+			if ch.Action == models.ActionResync {
+				// The cross-replica feed reconnected: what changed in the gap
+				// is unknown, so every page gets its list afresh.
+				h.sync(h.all())
+				continue
+			}
+			if len(h.conns) > 0 {
+				h.apply(ch)
+			}
+		}
+	}
+}
+
+// add registers a page; false when the server is stopping.
+func (h *hub) add(pc *pageConn) bool {
+	select {
+	case h.join <- pc:
+		return true
+	case <-h.done:
+		return false
+	}
+}
+
+func (h *hub) remove(pc *pageConn) {
+	select {
+	case h.leave <- pc:
+	case <-h.done:
+	}
+}
+
+func (h *hub) all() []*pageConn {
+	out := make([]*pageConn, 0, len(h.conns))
+	for pc := range h.conns {
+		out = append(out, pc)
+	}
+	return out
+}
+
+// deliver queues msg for pc, or drops pc when its queue is full.
+func (h *hub) deliver(pc *pageConn, msg []byte) {
+	select {
+	case pc.send <- msg:
+	default:
+		delete(h.conns, pc)
+		close(pc.dropped)
+		pc.abort()
+	}
+}
+
+// sync sends each page the whole list its filter selects and the open count:
+// on connect, on reconnect and after the hub lagged.
+func (h *hub) sync(pcs []*pageConn) {
+	ctx, cancel := context.WithTimeout(context.Background(), hubReadTime)
+	defer cancel()
+	count, err := h.s.store.CountOpen(ctx)
+	if err != nil {
+		slog.Error("hub: count open", "err", err)
+		return
+	}
+	h.lastCount = count
+	countFrag := renderBytes(views.OOBCount(count))
+	type list struct {
+		ids []string
+		msg []byte
+	}
+	lists := map[views.Filter]list{}
+	now := time.Now()
+	for _, pc := range pcs {
+		l, ok := lists[pc.filter]
+		if !ok {
+			cards, err := h.cardsFor(ctx, pc.filter)
+			if err != nil {
+				slog.Error("hub: list", "err", err)
+				continue
+			}
+			for _, c := range cards {
+				l.ids = append(l.ids, c.ID)
+			}
+			x := views.Ctx{Now: now, Back: "/", Page: pc.filter.ID != ""}
+			l.msg = append(append([]byte{}, countFrag...), renderBytes(views.OOBList(cards, x))...)
+			lists[pc.filter] = l
+		}
+		pc.shown = make(map[string]bool, len(l.ids))
+		for _, id := range l.ids {
+			pc.shown[id] = true
+		}
+		h.deliver(pc, l.msg)
+	}
+}
+
+func (h *hub) cardsFor(ctx context.Context, f views.Filter) ([]views.Card, error) {
+	if f.ID != "" {
+		r, err := h.s.store.GetRequest(ctx, f.ID)
+		if models.ErrorCode(err) == models.ECodeNotFound {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		return []views.Card{toCard(r)}, nil
+	}
+	rows, _, err := h.s.store.ListRequests(ctx, models.ListFilter{Status: f.Status, Kind: f.Kind, Risk: f.Risk})
+	if err != nil {
+		return nil, err
+	}
+	return toCards(rows), nil
+}
+
+// apply sends every page what one change means for it: the card inserted,
+// redrawn or removed, and the open count.
+func (h *hub) apply(ch models.Change) {
+	ctx, cancel := context.WithTimeout(context.Background(), hubReadTime)
+	defer cancel()
+	r, err := h.s.store.GetRequest(ctx, ch.RequestID)
+	if err != nil && models.ErrorCode(err) != models.ECodeNotFound {
+		slog.Error("hub: read change", "id", ch.RequestID, "err", err)
+		return
+	}
+	count, err := h.s.store.CountOpen(ctx)
+	if err != nil {
+		slog.Error("hub: count open", "err", err)
+		return
+	}
+	// The count goes out only when it moved, so changes that matter to no page
+	// (an actuation update on a card nobody shows) cost the pages nothing.
+	var countFrag []byte
+	if count != h.lastCount {
+		h.lastCount = count
+		countFrag = renderBytes(views.OOBCount(count))
+	}
+	now := time.Now()
+	var card views.Card
+	if r != nil {
+		card = toCard(r)
+	}
+	// Each kind of fragment is rendered at most once, whatever the number of pages.
+	frags := map[string][]byte{}
+	frag := func(kind string) []byte {
+		if b, ok := frags[kind]; ok {
+			return b
+		}
+		x := views.Ctx{Now: now, Back: "/", Page: kind == "replace-page"}
+		var b []byte
+		switch kind {
+		case "insert":
+			b = renderBytes(views.OOBInsert(card, x))
+		case "replace", "replace-page":
+			b = renderBytes(views.OOBReplace(card, x))
+		case "remove":
+			b = renderBytes(views.OOBRemove(ch.RequestID))
+		}
+		b = append(append([]byte{}, countFrag...), b...)
+		frags[kind] = b
+		return b
+	}
+	for pc := range h.conns {
+		match := r != nil && matches(pc.filter, r)
+		shown := pc.shown[ch.RequestID]
+		switch {
+		case match && shown && pc.filter.ID != "":
+			h.deliver(pc, frag("replace-page"))
+		case match && shown:
+			h.deliver(pc, frag("replace"))
+		case match:
+			pc.shown[ch.RequestID] = true
+			h.deliver(pc, frag("insert"))
+		case shown:
+			delete(pc.shown, ch.RequestID)
+			h.deliver(pc, frag("remove"))
+		default:
+			if countFrag != nil {
+				h.deliver(pc, countFrag)
+			}
+		}
+	}
+}
+
+// matches reports whether a page with filter f shows r.
+func matches(f views.Filter, r *models.Request) bool {
+	if f.ID != "" {
+		return r.ID == f.ID
+	}
+	if f.Status != "all" && r.Status != f.Status {
+		return false
+	}
+	return (f.Kind == "" || r.Kind == f.Kind) && (f.Risk == "" || r.Risk == f.Risk)
+}
+
+func renderBytes(c templ.Component) []byte {
+	var buf bytes.Buffer
+	if err := c.Render(context.Background(), &buf); err != nil {
+		slog.Error("hub: render", "err", err)
+	}
+	return buf.Bytes()
+}
+
+// Presence: which operators are looking at a page right now. A page counts
+// while it is connected and visible (the page reports visibility changes over
+// its socket), so a tab left in the background does not silence the phone.
+
+// arrive counts a newly connected page, visible until it says otherwise.
+func (h *hub) arrive(pc *pageConn) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.pages++
+	pc.visible = true
+	h.presence[pc.operator]++
+}
+
+// depart forgets a page that went away.
+func (h *hub) depart(pc *pageConn) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.pages--
+	if pc.visible {
+		h.unsee(pc.operator)
+	}
+}
+
+// setVisible records a page's visibility change.
+func (h *hub) setVisible(pc *pageConn, visible bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if pc.visible == visible {
+		return
+	}
+	pc.visible = visible
+	if visible {
+		h.presence[pc.operator]++
+	} else {
+		h.unsee(pc.operator)
+	}
+}
+
+func (h *hub) unsee(op string) {
+	if h.presence[op]--; h.presence[op] <= 0 {
+		delete(h.presence, op)
+	}
+}
+
+// ActiveOperators reports whether any operator is looking at a page right now
+// (connected and visible). It is the push router's Presence: an alert may wait
+// while someone is watching the inbox.
+func (s *Server) ActiveOperators() bool {
+	return len(s.OperatorsOnline()) > 0
+}
+
+// OperatorsOnline lists the operators ("operator:name") with a visible page
+// connected, sorted.
+func (s *Server) OperatorsOnline() []string {
+	if s.pages == nil || s.pages.hub == nil {
+		return nil
+	}
+	h := s.pages.hub
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]string, 0, len(h.presence))
+	for op := range h.presence {
+		out = append(out, op)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ConnectedPages is how many pages are connected, visible or not (tests,
+// benchmarks).
+func (s *Server) ConnectedPages() int {
+	if s.pages == nil || s.pages.hub == nil {
+		return 0
+	}
+	h := s.pages.hub
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.pages
+}

@@ -1,0 +1,118 @@
+package web
+
+import (
+	"bytes"
+	"net/http"
+	"strings"
+
+	"github.com/a-h/templ"
+	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/static"
+	"github.com/gatehousehq/gatehouse/views"
+	"github.com/labstack/echo/v4"
+)
+
+// pages is the operator's page: its assets, login limiter and live hub.
+type pages struct {
+	assets views.Assets
+	hashes map[string]string
+	logins *loginLimiter
+	hub    *hub
+}
+
+// pageRoutes mounts the page (inbox, request page, login form, static files,
+// websocket) and makes errors and the login form render as HTML for browsers.
+func (s *Server) pageRoutes(feed models.Subscriber) error {
+	hashes, err := static.Hashes()
+	if err != nil {
+		return err
+	}
+	p := &pages{hashes: hashes, logins: newLoginLimiter()}
+	asset := func(name string) string { return "/static/" + name + "?v=" + hashes[name] }
+	p.assets = views.Assets{
+		CSS: asset("app.css"), Manifest: asset("manifest.webmanifest"), Icon: asset("icons/icon.svg"),
+		Favicon: asset("icons/favicon-32.png"), AppleIcon: asset("icons/apple-touch-icon.png"),
+	}
+	for _, sc := range static.Scripts() {
+		p.assets.Scripts = append(p.assets.Scripts, asset(sc))
+	}
+	s.pages = p
+	if feed != nil {
+		p.hub = newHub(s, feed) // started by the first page that connects
+	}
+	s.renderLogin = s.renderLoginPage
+	s.renderPageError = s.renderErrorPage
+
+	e := s.echo
+	e.Use(s.securityHeaders)
+	e.GET("/static/*", s.serveStatic)
+	e.HEAD("/static/*", s.serveStatic)
+	e.GET("/sw.js", s.serveServiceWorker)
+	page := []echo.MiddlewareFunc{s.pageErrors, s.authenticate, s.requirePageOperator}
+	e.GET("/", s.showInbox, page...)
+	e.GET("/requests/:id", s.showRequest, page...)
+	e.POST("/requests/:id/decide", s.decideFromPage, page...)
+	e.POST("/requests/:id/dismiss", s.dismissFromPage, page...)
+	e.GET("/ws", s.connectPage, s.authenticate, requireRoles(models.RoleOperator))
+	return nil
+}
+
+// requirePageOperator sends a browser without an operator session to the
+// login form; other callers get the usual JSON errors.
+func (s *Server) requirePageOperator(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		p, ok := principalOf(c)
+		if !ok {
+			if c.Request().Method == http.MethodGet {
+				return c.Redirect(http.StatusSeeOther, "/login")
+			}
+			return models.Errorf(models.ECodeUnauthenticated, "your session ended: log in again")
+		}
+		if p.Role != models.RoleOperator {
+			return models.Errorf(models.ECodeForbidden, "only an operator may use the page")
+		}
+		return next(c)
+	}
+}
+
+// render writes a component in full or not at all: it renders into a buffer
+// first, so a failed render never sends half a page.
+func render(c echo.Context, status int, comp templ.Component) error {
+	var buf bytes.Buffer
+	if err := comp.Render(c.Request().Context(), &buf); err != nil {
+		return err
+	}
+	h := c.Response().Header()
+	h.Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
+	h.Set("Cache-Control", "no-store")
+	return c.HTMLBlob(status, buf.Bytes())
+}
+
+// pageOf is the layout's data for the caller.
+func (s *Server) pageOf(c echo.Context, title, wsURL string) views.Page {
+	pg := views.Page{Title: title, WSURL: wsURL, Assets: s.pages.assets}
+	if p, ok := principalOf(c); ok {
+		pg.Operator = p.Name
+		if pg.Operator == "" {
+			pg.Operator = p.Label()
+		}
+	}
+	if sess, ok := SessionOf(c); ok {
+		pg.CSRF = sess.CSRF
+	}
+	if n, err := s.store.CountOpen(c.Request().Context()); err == nil {
+		pg.OpenCount = n
+	}
+	return pg
+}
+
+// isHTMX reports whether htmx sent the call (it swaps the answer in place).
+func isHTMX(c echo.Context) bool { return c.Request().Header.Get("HX-Request") == "true" }
+
+// localPath keeps a "back" target on this site: a path, never a URL elsewhere.
+func localPath(p string) string {
+	if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") || strings.HasPrefix(p, "/\\") || strings.ContainsAny(p, "\r\n") {
+		return "/"
+	}
+	return p
+}

@@ -1,0 +1,76 @@
+package web
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/views"
+	"github.com/labstack/echo/v4"
+)
+
+// decideFromPage is the card's form: the option clicked, the version the
+// operator saw, and an optional note and answer. It works without JavaScript
+// (a redirect, or a page that says what won); htmx swaps the notice in place
+// and the websocket redraws the card on every page.
+func (s *Server) decideFromPage(c echo.Context) error {
+	id := c.Param("id")
+	v, err := strconv.Atoi(c.FormValue("version"))
+	if err != nil {
+		return s.answerPage(c, id, nil, invalid("version is missing: reload the page and try again"))
+	}
+	decision, answer, note := c.FormValue("decision"), c.FormValue("answer"), c.FormValue("note")
+	r, err := s.Decide(c, id, decideInput{Version: &v, Decision: &decision, Answer: &answer, Note: &note})
+	return s.answerPage(c, id, r, err)
+}
+
+// dismissFromPage retires an informational item.
+func (s *Server) dismissFromPage(c echo.Context) error {
+	id := c.Param("id")
+	r, err := s.store.Withdraw(c.Request().Context(), id, Principal(c), models.StatusDismissed)
+	return s.answerPage(c, id, r, err)
+}
+
+// answerPage says what came of a page action: done; decided elsewhere (409,
+// with the state that won); expired (410); or why it was refused.
+func (s *Server) answerPage(c echo.Context, id string, r *models.Request, err error) error {
+	if err == nil {
+		if !isHTMX(c) {
+			return c.Redirect(http.StatusSeeOther, localPath(c.FormValue("back")))
+		}
+		card := toCard(r)
+		n := views.Notice{Kind: "ok", Title: "Done: " + views.Outcome(card), Text: r.Title}
+		return render(c, http.StatusOK, views.NoticeView(n, views.Ctx{}))
+	}
+	var de *models.Error
+	if !errors.As(err, &de) {
+		return err
+	}
+	status := statusOf[de.Code]
+	n := views.Notice{Kind: "error", Title: "Not done", Text: de.Detail}
+	if de.Current != nil {
+		cur := toCard(de.Current)
+		n.Current = &cur
+	}
+	switch de.Code {
+	case models.ECodeVersionConflict, models.ECodeAlreadyDecided, models.ECodeNotOpen:
+		n.Kind, n.Title = "conflict", "Decided elsewhere"
+		n.Text = "Someone or something acted on this request before your click landed; yours was not applied."
+		if de.Current != nil && de.Current.Open() {
+			n.Title = "Changed since you saw it"
+			n.Text = "The request was edited after your page showed it; look again and decide."
+		}
+	case models.ECodeExpired:
+		n.Kind, n.Title, n.Text = "expired", "Expired", "The request expired before your decision; yours was not applied."
+	case models.ECodeNotFound:
+		n.Title = "No such request"
+	}
+	if isHTMX(c) {
+		return render(c, status, views.NoticeView(n, views.Ctx{}))
+	}
+	if de.Code == models.ECodeNotFound {
+		return err
+	}
+	return s.renderRequest(c, status, id, &n)
+}
