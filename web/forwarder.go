@@ -123,7 +123,7 @@ func (f *Forwarder) Run(ctx context.Context) {
 		case ch, ok := <-sub.C:
 			if !ok { // dropped for lagging: resubscribe and look again (as on a resync)
 				sub = f.Changes.Subscribe(256)
-			} else if ch.Action != models.ActionResync && (ch.Status != models.StatusResolved || ch.Action == "actuation") {
+			} else if ch.Action != models.ActionResync && (ch.Status != models.StatusResolved || ch.Action == models.ActionActuation) {
 				continue
 			}
 		case <-finished:

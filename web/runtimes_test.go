@@ -27,12 +27,18 @@ type apiRig struct {
 // newAPI serves the whole API on a real HTTP server, wired as serve wires it.
 func newAPI(t *testing.T, dialect string) *apiRig {
 	t.Helper()
+	return newAPIConfig(t, dialect, web.Config{})
+}
+
+// newAPIConfig is newAPI with server settings (test hooks).
+func newAPIConfig(t *testing.T, dialect string, cfg web.Config) *apiRig {
+	t.Helper()
 	s, changes := modelstest.Store(t, dialect)
 	key, err := s.SigningKey(bg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := web.New(web.Config{}, web.Deps{Store: s, Watcher: changes, DecisionHooks: []models.DecisionHook{s.ForwardHook()},
+	srv, err := web.New(cfg, web.Deps{Store: s, Watcher: changes, DecisionHooks: []models.DecisionHook{s.ForwardHook()},
 		Runtimes: s, Changes: changes})
 	if err != nil {
 		t.Fatal(err)
