@@ -79,7 +79,7 @@ func runRuntime(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 			fmt.Fprintln(stderr, "runtime: fetch the server's keys:", err)
 			return 1
 		}
-		h := &client.Handler{Keys: keys, OnDecision: func(_ context.Context, d client.Decision) error {
+		h := &client.Handler{Keys: keys, RuntimeID: rt.ID, OnDecision: func(_ context.Context, d client.Decision) error {
 			out.print("push", d)
 			if *gone {
 				return client.ErrGone
