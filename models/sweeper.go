@@ -34,6 +34,7 @@ func (w *Sweeper) Run(ctx context.Context) {
 	defer func() { sub.Close() }()
 	timer := time.NewTimer(0)
 	defer timer.Stop()
+	due := time.Now() // when the timer fires
 	for {
 		select {
 		case <-ctx.Done():
@@ -44,9 +45,13 @@ func (w *Sweeper) Run(ctx context.Context) {
 			} else if ch.Action != "create" && ch.Action != ActionResync {
 				continue
 			}
-			// A new request may expire before the timer fires; coalesce a
-			// burst of creates into one look shortly after.
-			timer.Reset(50 * time.Millisecond)
+			// A new request may expire before the timer fires: look shortly
+			// after, coalescing a burst. Only ever bring the look earlier, so
+			// a steady stream of filings cannot postpone a due sweep forever.
+			if soon := time.Now().Add(50 * time.Millisecond); soon.Before(due) {
+				timer.Reset(50 * time.Millisecond)
+				due = soon
+			}
 			continue
 		case <-timer.C:
 		}
@@ -65,5 +70,6 @@ func (w *Sweeper) Run(ctx context.Context) {
 		}
 		// Since Go 1.23 Reset discards a stale tick; no drain is needed.
 		timer.Reset(sleep)
+		due = time.Now().Add(sleep)
 	}
 }

@@ -45,8 +45,12 @@ func (s *Server) waitRequest(c echo.Context) error {
 		return err
 	}
 	id := c.Param("id")
-	if _, err := s.visibleRequest(c, id); err != nil {
+	r, err := s.visibleRequest(c, id)
+	if err != nil {
 		return err
+	}
+	if !r.Open() { // settled: the answer needs no wait, and so no waiter slot
+		return c.JSON(http.StatusOK, waitBody{apiRequest: toAPIRequest(r)})
 	}
 	release, err := s.AcquireWaiter(c)
 	if err != nil {

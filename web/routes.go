@@ -41,7 +41,7 @@ func (s *Server) routes() {
 	e.GET("/metrics", s.metrics.serve, s.authenticate, operator)
 	e.Any("/mcp", s.serveMCP, s.authenticate, filers)
 
-	e.GET("/login", s.loginLink, s.authenticate)
-	e.POST("/login", s.loginToken, s.authenticate)
+	e.GET("/login", s.loginLink)
+	e.POST("/login", s.loginToken) // no session check: logging in replaces any
 	e.POST("/logout", s.logout, s.authenticate)
 }

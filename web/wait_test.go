@@ -81,7 +81,6 @@ func TestWait(t *testing.T) {
 			if got.status != 200 || got.body["status"] != "cancelled" || got.body["timed_out"] != false {
 				t.Fatalf("%+v", got)
 			}
-			<-ended
 		})
 
 		t.Run("a timeout answers 200 with timed_out", func(t *testing.T) {
@@ -112,6 +111,12 @@ func TestWait(t *testing.T) {
 			resp.Body.Close()
 			if resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" || m["error"] != "too_many_waiters" {
 				t.Fatalf("%d %v %v", resp.StatusCode, resp.Header, m)
+			}
+			// A settled request is answered even at the cap: it needs no wait.
+			settled := e.File(ag, nil)["id"].(string)
+			e.Do("POST", "/v1/requests/"+settled+"/cancel", ag, struct{}{})
+			if got := <-startWait(t, e, ctx, settled, ag, "60"); got.status != 200 || got.body["status"] != "cancelled" {
+				t.Fatalf("a settled request at the cap: %+v", got)
 			}
 			// Another caller is not refused for this one's waits: the operator may wait.
 			go e.Do("POST", "/v1/requests/"+id+"/decide", op, map[string]any{"version": 1, "decision": "deny"})
