@@ -20,27 +20,33 @@ func ExampleSign() {
 	body := []byte(`{"requestId":"req_4f9e38b934e1dd287ffc7d62","version":2,"decision":"once","answer":null,"note":"go ahead"}`)
 	at := time.Unix(1796000000, 0)
 	h := http.Header{}
-	client.Sign(h, key, "key_0f1fbf452459370c5757a422", http.MethodPost, client.DecidePath, at, "dlv_1f3e98088b6fe99bd95e68bd", body)
+	client.Sign(h, key, "key_0f1fbf452459370c5757a422", http.MethodPost, client.DecidePath, at, "dlv_1f3e98088b6fe99bd95e68bd", "rt_9a2a2185086a4a9a843b2c1f", body)
 
 	fmt.Println("public key:", base64.StdEncoding.EncodeToString(pub))
-	fmt.Printf("signing string:\n%s\n", client.SigningString(http.MethodPost, client.DecidePath, at.Unix(), "dlv_1f3e98088b6fe99bd95e68bd", body))
-	for _, k := range []string{client.HeaderKeyID, client.HeaderTimestamp, client.HeaderDelivery, client.HeaderSignature} {
+	fmt.Printf("signing string:\n%s\n", client.SigningString(http.MethodPost, client.DecidePath, at.Unix(), "dlv_1f3e98088b6fe99bd95e68bd", "rt_9a2a2185086a4a9a843b2c1f", body))
+	for _, k := range []string{client.HeaderKeyID, client.HeaderTimestamp, client.HeaderDelivery, client.HeaderRuntime, client.HeaderSignature} {
 		fmt.Printf("%s: %s\n", k, h.Get(k))
 	}
-	_, err := client.Verify(h, map[string]ed25519.PublicKey{"key_0f1fbf452459370c5757a422": pub}, http.MethodPost, client.DecidePath, body, at, 5*time.Minute)
+	keys := map[string]ed25519.PublicKey{"key_0f1fbf452459370c5757a422": pub}
+	_, err := client.Verify(h, keys, "rt_9a2a2185086a4a9a843b2c1f", http.MethodPost, client.DecidePath, body, at, 5*time.Minute)
 	fmt.Println("verified:", err == nil)
+	_, err = client.Verify(h, keys, "rt_0c3d4b1e2f5a6978d0e1f2a3", http.MethodPost, client.DecidePath, body, at, 5*time.Minute)
+	fmt.Println("at another runtime:", err)
 	// Output:
 	// public key: ijchZNWsD8gIQNptKP2IldjJIcXEzzJ8MfhqvkXanx0=
 	// signing string:
-	// gatehouse-v1
+	// gatehouse-v2
 	// POST
 	// /v1/permissions/decide
 	// 1796000000
 	// dlv_1f3e98088b6fe99bd95e68bd
+	// rt_9a2a2185086a4a9a843b2c1f
 	// 5b03553a01a033388e54f194a0aab5a429a794099aa36e5ce4f81b0bf93039ad
 	// Gatehouse-Key-Id: key_0f1fbf452459370c5757a422
 	// Gatehouse-Timestamp: 1796000000
 	// Gatehouse-Delivery: dlv_1f3e98088b6fe99bd95e68bd
-	// Gatehouse-Signature: nQ5BPlnUMrIYSDKGN/UKP/Sz6ph8dqhSTa39daIVD4A1HephOF1ByNM7d+Quw1Ud4r/ODEX9p1fLYUVHaUUKBQ==
+	// Gatehouse-Runtime-Id: rt_9a2a2185086a4a9a843b2c1f
+	// Gatehouse-Signature: pJgTr+RBEM38x91rGqW9kDXmX0MaZTnsQjhoeStcmNmcStHPRkf8u61rN0PaGWcRcLPkfx0qynFv4RDnivzaAw==
 	// verified: true
+	// at another runtime: the call is signed for another runtime
 }

@@ -30,23 +30,33 @@ type Decision struct {
 var ErrGone = errors.New("gatehouse: the live callback for this request is gone")
 
 // Handler is the http.Handler a runtime serves at {callback_url}/v1/permissions/decide.
-// It verifies the server's Ed25519 signature, refuses a replayed delivery and a
-// version older than one it accepted, and hands each new decision to OnDecision:
-// nil answers 200, ErrGone 409, anything else 500 (the server retries).
-// A repeat of the version already accepted (the server sends at least once) is
-// answered 200 without calling OnDecision again.
+// It verifies the server's Ed25519 signature and that the call was signed for
+// this runtime, refuses a replayed delivery and a version older than one it
+// accepted, and hands each new decision to OnDecision: nil answers 200, ErrGone
+// 409, anything else 500 (the server retries). A repeat of the version already
+// accepted (the server sends at least once) is answered 200 without calling
+// OnDecision again.
 type Handler struct {
 	// Keys are the trusted server keys, key id to public key (Client.Keys fetches them).
-	Keys       map[string]ed25519.PublicKey
+	Keys map[string]ed25519.PublicKey
+	// RuntimeID is this runtime's id (from RegisterRuntime). Required: a call
+	// signed for any other runtime is refused, so a forward captured at one
+	// runtime cannot be replayed to another.
+	RuntimeID  string
 	OnDecision func(ctx context.Context, d Decision) error
 	// Window is how far a signature's timestamp may be from now (default 5 minutes).
 	Window time.Duration
+	// Remember is how long the version accepted for a request is kept, for
+	// refusing an older one and answering a repeat without handing it over again
+	// (default 24 hours, never less than Window). After that the request is
+	// forgotten, so memory stays bounded by the decisions of one such period.
+	Remember time.Duration
 	// Now is the clock; tests fix it.
 	Now func() time.Time
 
 	mu       sync.Mutex
-	seen     map[string]time.Time // delivery id -> when it may be forgotten
-	accepted map[string]int       // request id -> last version accepted
+	seen     forgetful[struct{}] // delivery ids, until their timestamp leaves the window
+	accepted forgetful[int]      // request id -> last version accepted
 }
 
 type handlerAnswer struct {
@@ -73,7 +83,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now, window := h.now(), h.window()
-	signed, err := Verify(r.Header, h.Keys, r.Method, signedPath(r), body, now, window)
+	signed, err := Verify(r.Header, h.Keys, h.RuntimeID, r.Method, signedPath(r), body, now, window)
 	if err != nil {
 		answer(w, http.StatusUnauthorized, handlerAnswer{Error: "bad_signature", Detail: err.Error()})
 		return
@@ -89,7 +99,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := h.OnDecision(r.Context(), d); err != nil {
-		h.undo(d, prev)
+		h.undo(d, prev, now, window)
 		if errors.Is(err, ErrGone) {
 			answer(w, http.StatusConflict, handlerAnswer{Error: "callback_gone", Detail: err.Error()})
 			return
@@ -106,40 +116,34 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) admit(s Signed, d Decision, now time.Time, window time.Duration) (prev int, status int, a handlerAnswer) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.seen == nil {
-		h.seen, h.accepted = map[string]time.Time{}, map[string]int{}
-	}
-	for id, until := range h.seen {
-		if now.After(until) {
-			delete(h.seen, id)
-		}
-	}
-	if _, dup := h.seen[s.DeliveryID]; dup {
+	h.seen.forget(now)
+	h.accepted.forget(now)
+	if _, dup := h.seen.get(s.DeliveryID); dup {
 		return 0, http.StatusUnauthorized, handlerAnswer{Error: "replayed", Detail: "this delivery was already received"}
 	}
 	// A delivery id is kept until its timestamp leaves the window, after which
 	// Verify refuses it anyway.
-	h.seen[s.DeliveryID] = s.At.Add(window)
-	prev = h.accepted[d.RequestID]
+	h.seen.put(s.DeliveryID, struct{}{}, s.At.Add(window))
+	prev, _ = h.accepted.get(d.RequestID)
 	switch {
 	case d.Version < prev:
 		return prev, http.StatusConflict, handlerAnswer{Error: "stale_version", Detail: "a newer version of this request was already accepted"}
 	case d.Version == prev:
 		return prev, http.StatusOK, handlerAnswer{Status: "duplicate"}
 	}
-	h.accepted[d.RequestID] = d.Version
+	h.accepted.put(d.RequestID, d.Version, now.Add(h.remember(window)))
 	return prev, 0, handlerAnswer{}
 }
 
 // undo forgets a version whose callback failed, so a retry can hand it over.
-func (h *Handler) undo(d Decision, prev int) {
+func (h *Handler) undo(d Decision, prev int, now time.Time, window time.Duration) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.accepted[d.RequestID] == d.Version {
+	if v, ok := h.accepted.get(d.RequestID); ok && v == d.Version {
 		if prev == 0 {
-			delete(h.accepted, d.RequestID)
+			h.accepted.del(d.RequestID)
 		} else {
-			h.accepted[d.RequestID] = prev
+			h.accepted.put(d.RequestID, prev, now.Add(h.remember(window)))
 		}
 	}
 }
@@ -149,6 +153,15 @@ func (h *Handler) now() time.Time {
 		return h.Now()
 	}
 	return time.Now()
+}
+
+// remember is never shorter than the signature window, inside which a delivery
+// may still arrive.
+func (h *Handler) remember(window time.Duration) time.Duration {
+	if h.Remember > 0 {
+		return max(h.Remember, window)
+	}
+	return max(24*time.Hour, window)
 }
 
 func (h *Handler) window() time.Duration {

@@ -6,9 +6,11 @@ import (
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,15 +24,19 @@ func testKey(label string) ed25519.PrivateKey {
 }
 
 type runtimeUnderTest struct {
+	h    *client.Handler
 	srv  *httptest.Server
 	mu   sync.Mutex
 	got  []client.Decision
 	gone bool
 }
 
+// here is the id of the runtime under test.
+const here = "rt_here"
+
 func newRuntime(t *testing.T, keys map[string]ed25519.PublicKey, now func() time.Time) *runtimeUnderTest {
 	rt := &runtimeUnderTest{}
-	h := &client.Handler{Keys: keys, Now: now, OnDecision: func(_ context.Context, d client.Decision) error {
+	rt.h = &client.Handler{Keys: keys, RuntimeID: here, Now: now, OnDecision: func(_ context.Context, d client.Decision) error {
 		rt.mu.Lock()
 		defer rt.mu.Unlock()
 		if rt.gone {
@@ -40,7 +46,7 @@ func newRuntime(t *testing.T, keys map[string]ed25519.PublicKey, now func() time
 		return nil
 	}}
 	mux := http.NewServeMux()
-	mux.Handle("POST "+client.DecidePath, h)
+	mux.Handle("POST "+client.DecidePath, rt.h)
 	rt.srv = httptest.NewServer(mux)
 	t.Cleanup(rt.srv.Close)
 	return rt
@@ -52,15 +58,21 @@ func (rt *runtimeUnderTest) handed() int {
 	return len(rt.got)
 }
 
-// signed builds a forward as the server sends it.
+// signed builds a forward to the runtime under test as the server sends it.
 func signed(t *testing.T, url string, key ed25519.PrivateKey, keyID string, at time.Time, delivery string, d client.Decision) *http.Request {
+	t.Helper()
+	return signedFor(t, url, here, key, keyID, at, delivery, d)
+}
+
+// signedFor builds a forward to the runtime runtimeID.
+func signedFor(t *testing.T, url, runtimeID string, key ed25519.PrivateKey, keyID string, at time.Time, delivery string, d client.Decision) *http.Request {
 	t.Helper()
 	body, _ := json.Marshal(d)
 	req, err := http.NewRequest(http.MethodPost, url+client.DecidePath, bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
-	client.Sign(req.Header, key, keyID, http.MethodPost, client.DecidePath, at, delivery, body)
+	client.Sign(req.Header, key, keyID, http.MethodPost, client.DecidePath, at, delivery, runtimeID, body)
 	return req
 }
 
@@ -116,6 +128,26 @@ func TestHandler(t *testing.T) {
 		}
 	})
 
+	t.Run("a forward signed for another runtime is refused", func(t *testing.T) {
+		before := rt.handed()
+		if code := send(t, signedFor(t, rt.srv.URL, "rt_elsewhere", server, "key_1", now, "dlv_20", d("req_x", 2))); code != http.StatusUnauthorized {
+			t.Fatalf("signed for another runtime: status %d, want 401", code)
+		}
+		relabelled := signedFor(t, rt.srv.URL, "rt_elsewhere", server, "key_1", now, "dlv_21", d("req_x", 2))
+		relabelled.Header.Set(client.HeaderRuntime, here)
+		if code := send(t, relabelled); code != http.StatusUnauthorized {
+			t.Fatalf("runtime id header rewritten: status %d, want 401", code)
+		}
+		unnamed := signed(t, rt.srv.URL, server, "key_1", now, "dlv_22", d("req_x", 2))
+		unnamed.Header.Del(client.HeaderRuntime)
+		if code := send(t, unnamed); code != http.StatusUnauthorized {
+			t.Fatalf("no runtime id: status %d, want 401", code)
+		}
+		if rt.handed() != before {
+			t.Fatal("a forward for another runtime was handed over")
+		}
+	})
+
 	t.Run("a replay is refused", func(t *testing.T) {
 		first := signed(t, rt.srv.URL, server, "key_1", now, "dlv_5", d("req_c", 2))
 		body, _ := json.Marshal(d("req_c", 2))
@@ -163,6 +195,54 @@ func TestHandler(t *testing.T) {
 		rt.mu.Unlock()
 		if code := send(t, signed(t, rt.srv.URL, server, "key_1", now, "dlv_11", d("req_f", 2))); code != http.StatusOK {
 			t.Fatalf("after the callback came back: status %d, want 200", code)
+		}
+	})
+}
+
+func TestHandlerForgets(t *testing.T) {
+	server := testKey("server")
+	keys := map[string]ed25519.PublicKey{"key_1": server.Public().(ed25519.PublicKey)}
+	start := time.Unix(1_790_000_000, 0)
+	var offset atomic.Int64
+	clock := func() time.Time { return start.Add(time.Duration(offset.Load())) }
+	rt := newRuntime(t, keys, clock)
+	rt.h.Remember = time.Hour
+	allow := "once"
+	n := 0 // deliveries sent, for fresh delivery ids
+	deliver := func(id string, v int) int {
+		t.Helper()
+		n++
+		return send(t, signed(t, rt.srv.URL, server, "key_1", clock(), fmt.Sprintf("dlv_%d", n), client.Decision{RequestID: id, Version: v, Decision: &allow}))
+	}
+	for i := range 100 {
+		if code := deliver(fmt.Sprintf("req_%d", i), 3); code != http.StatusOK {
+			t.Fatalf("req_%d: %d", i, code)
+		}
+	}
+	if seen, accepted := rt.h.Remembered(); seen != 100 || accepted != 100 {
+		t.Fatalf("remembers %d deliveries and %d requests, want 100 each", seen, accepted)
+	}
+
+	t.Run("inside Remember a stale version is still refused", func(t *testing.T) {
+		offset.Store(int64(50 * time.Minute))
+		if code := deliver("req_0", 2); code != http.StatusConflict {
+			t.Fatalf("v2 after v3, 50 minutes on: status %d, want 409", code)
+		}
+		if code := deliver("req_1", 3); code != http.StatusOK {
+			t.Fatalf("a repeat: status %d, want 200", code)
+		}
+		if n := rt.handed(); n != 100 {
+			t.Fatalf("handed %d, want 100: the repeat must not be handed over", n)
+		}
+	})
+
+	t.Run("after Remember what it held is forgotten", func(t *testing.T) {
+		offset.Store(int64(2 * time.Hour))
+		if code := deliver("req_new", 2); code != http.StatusOK {
+			t.Fatalf("req_new: %d", code)
+		}
+		if seen, accepted := rt.h.Remembered(); seen != 1 || accepted != 1 {
+			t.Fatalf("remembers %d deliveries and %d requests, want only the last: memory must stay bounded", seen, accepted)
 		}
 	})
 }

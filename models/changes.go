@@ -9,6 +9,21 @@ type Change struct {
 	Version   int    `json:"v"`
 	Status    string `json:"s"`
 	Action    string `json:"a"` // create, edit, decide, expire, cancel, dismiss, actuation, …
+	// RuntimeID is the runtime the request names, if any, so a runtime's feed
+	// wakes for its own decisions only.
+	RuntimeID string `json:"rt,omitempty"`
+}
+
+// ActionActuation is the action of a change to a request's forwarding state.
+const ActionActuation = "actuation"
+
+// RuntimeKey is the Watch key of a runtime's decision feed: its watchers are
+// woken by each decision on a request naming the runtime (and by a resync).
+func RuntimeKey(runtimeID string) string { return "runtime:" + runtimeID }
+
+// feedEntry reports whether ch is a decision a runtime's feed may now hold.
+func feedEntry(ch Change) bool {
+	return ch.RuntimeID != "" && ch.Status == StatusResolved && ch.Action != ActionActuation
 }
 
 // ActionResync is the action of a synthetic change with no request id: changes
@@ -55,11 +70,18 @@ func NewChanges() *Changes {
 	return &Changes{subs: map[*Subscription]struct{}{}, waiters: map[string]map[chan struct{}]struct{}{}}
 }
 
-// Announce publishes ch to all subscribers and wakes the waiters on its request.
+// Announce publishes ch to all subscribers and wakes the waiters on its request,
+// and on a decision the waiters on its runtime's feed (RuntimeKey).
 func (c *Changes) Announce(ch Change) {
 	c.mu.Lock()
 	ws := c.waiters[ch.RequestID]
 	delete(c.waiters, ch.RequestID)
+	var rs map[chan struct{}]struct{}
+	if feedEntry(ch) {
+		key := RuntimeKey(ch.RuntimeID)
+		rs = c.waiters[key]
+		delete(c.waiters, key)
+	}
 	var slow []*Subscription
 	for s := range c.subs {
 		select {
@@ -71,6 +93,9 @@ func (c *Changes) Announce(ch Change) {
 	c.mu.Unlock()
 	// Closing never blocks; each waiter channel is closed once, after removal.
 	for w := range ws {
+		close(w)
+	}
+	for w := range rs {
 		close(w)
 	}
 	for _, s := range slow {
@@ -99,8 +124,9 @@ func (c *Changes) unsubscribe(s *Subscription, lagged bool) {
 	close(s.c)
 }
 
-// Watch returns a channel closed at the next change of request id, and a stop
-// function that must be called when the caller no longer waits.
+// Watch returns a channel closed at the next change of request id (or, for a
+// RuntimeKey, the runtime's next decision), and a stop function that must be
+// called when the caller no longer waits.
 func (c *Changes) Watch(id string) (<-chan struct{}, func()) {
 	w := make(chan struct{})
 	c.mu.Lock()

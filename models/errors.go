@@ -19,6 +19,9 @@ const (
 	ECodeForbidden       = "forbidden"
 	ECodeConflict        = "conflict"
 	ECodeInternal        = "internal"
+	// ECodeNotDismissable refuses to dismiss a request someone waits on: only a
+	// silent (waiting, review) item is retired by dismissal; the rest are decided.
+	ECodeNotDismissable = "not_dismissable"
 
 	// Answers of a pending-grant claim.
 	ECodeNoGrant         = "no_grant"

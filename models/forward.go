@@ -225,7 +225,7 @@ func (s *Store) FinishForward(ctx context.Context, f *Forward, owner string, a A
 	if err != nil {
 		return false, err
 	}
-	s.announce(r, "actuation")
+	s.announce(r, ActionActuation)
 	return true, nil
 }
 
@@ -303,7 +303,7 @@ func (s *Store) AckFeed(ctx context.Context, runtimeID string, upto int64) error
 		if err != nil {
 			return err
 		}
-		s.announce(r, "actuation")
+		s.announce(r, ActionActuation)
 	}
 	return nil
 }

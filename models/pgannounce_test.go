@@ -183,3 +183,36 @@ func TestPGAnnouncer(t *testing.T) {
 		}
 	})
 }
+
+// A decision's runtime id travels in the NOTIFY payload, so a feed waiting on
+// another replica wakes for it.
+func TestPGAnnouncerCarriesRuntime(t *testing.T) {
+	url := modelstest.URL(t, "postgres")
+	db, err := models.OpenDB(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if sqlDB, err := db.DB(); err == nil {
+			sqlDB.Close()
+		}
+	})
+	if err := models.Migrate(db); err != nil {
+		t.Fatal(err)
+	}
+	a := startReplica(t, url, db, nil)
+	b := startReplica(t, url, db, nil)
+	p := runtimeToken(t, a.store, "r")
+	rt := register(t, a.store, p, "laptop", "")
+	r, _, err := a.store.CreateRequest(ctx, p, models.NewRequest{Title: "git push", RuntimeID: &rt.ID,
+		Options: []models.Option{{ID: "once", Label: "Allow once"}}}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, stop := b.changes.Watch(models.RuntimeKey(rt.ID))
+	defer stop()
+	if _, err := a.store.Decide(ctx, r.ID, models.Decision{Version: 1, Option: "once", By: "operator:o", Via: "api"}, a.store.ForwardHook()); err != nil {
+		t.Fatal(err)
+	}
+	waitClosed(t, w, "the other replica's runtime feed woken")
+}

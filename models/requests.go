@@ -300,8 +300,10 @@ func (s *Store) lostRace(tx *gorm.DB, id string) error {
 	return &Error{Code: ECodeVersionConflict, Detail: fmt.Sprintf("the request changed; it is now at version %d", cur.Version), Current: cur}
 }
 
-// Withdraw retires an open request as cancelled (by its owner) or dismissed (by
-// an operator).
+// Withdraw retires an open request as cancelled (by its owner, any kind: the
+// owner is the one who waited) or dismissed (by an operator; silent kinds only,
+// ECodeNotDismissable otherwise: dismissal runs no decision hooks, so a runtime
+// or waiter would never hear of it as a decision).
 func (s *Store) Withdraw(ctx context.Context, id string, by Principal, status string) (*Request, error) {
 	action := map[string]string{StatusCancelled: "cancel", StatusDismissed: "dismiss"}[status]
 	if action == "" {
@@ -312,6 +314,10 @@ func (s *Store) Withdraw(ctx context.Context, id string, by Principal, status st
 		var err error
 		if r, err = load(tx, id); err != nil {
 			return err
+		}
+		if status == StatusDismissed && !Silent(r.Kind) {
+			return &Error{Code: ECodeNotDismissable, Current: r,
+				Detail: fmt.Sprintf("a %s request is waited on: decide it instead; dismiss retires waiting/review items", r.Kind)}
 		}
 		if r.Status != StatusOpen {
 			return s.checkOpen(r)

@@ -41,7 +41,11 @@ func (s *Store) now() time.Time { return s.Now().UTC().Truncate(time.Microsecond
 
 func (s *Store) announce(r *Request, action string) {
 	if s.Announcer != nil {
-		s.Announcer.Announce(Change{RequestID: r.ID, Version: r.Version, Status: r.Status, Action: action})
+		ch := Change{RequestID: r.ID, Version: r.Version, Status: r.Status, Action: action}
+		if r.RuntimeID != nil {
+			ch.RuntimeID = *r.RuntimeID
+		}
+		s.Announcer.Announce(ch)
 	}
 }
 

@@ -29,6 +29,7 @@ var statusOf = map[string]int{
 	models.ECodeVersionConflict: http.StatusConflict,
 	models.ECodeAlreadyDecided:  http.StatusConflict,
 	models.ECodeNotOpen:         http.StatusConflict,
+	models.ECodeNotDismissable:  http.StatusConflict,
 	models.ECodeConflict:        http.StatusConflict,
 	models.ECodeExpired:         http.StatusGone,
 	models.ECodeNotOffered:      http.StatusUnprocessableEntity,

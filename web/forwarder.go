@@ -123,7 +123,7 @@ func (f *Forwarder) Run(ctx context.Context) {
 		case ch, ok := <-sub.C:
 			if !ok { // dropped for lagging: resubscribe and look again (as on a resync)
 				sub = f.Changes.Subscribe(256)
-			} else if ch.Action != models.ActionResync && (ch.Status != models.StatusResolved || ch.Action == "actuation") {
+			} else if ch.Action != models.ActionResync && (ch.Status != models.StatusResolved || ch.Action == models.ActionActuation) {
 				continue
 			}
 		case <-finished:
@@ -256,7 +256,7 @@ func (f *Forwarder) send(ctx context.Context, row models.Forward, deliveryID str
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "gatehouse-forwarder/1")
 	req.Header.Set(client.HeaderIdempotent, row.RequestID+":"+strconv.Itoa(row.Version))
-	client.Sign(req.Header, f.Key.Private(), f.Key.ID, http.MethodPost, u.EscapedPath(), f.Now(), deliveryID, body)
+	client.Sign(req.Header, f.Key.Private(), f.Key.ID, http.MethodPost, u.EscapedPath(), f.Now(), deliveryID, row.RuntimeID, body)
 	resp, err := f.HTTP.Do(req)
 	if err != nil {
 		return 0, err

@@ -39,14 +39,17 @@ func next[T any](t *testing.T, ch <-chan T, what string) T {
 }
 
 // runtimeServer is a real HTTP server playing a runtime with client.Handler.
-// before, when set, may answer a call itself (return true) instead of the handler.
+// register registers the runtime with the server's callback URL and returns its
+// id (the handler accepts forwards for it only). before, when set, may answer a
+// call itself (return true) instead of the handler.
 type runtimeServer struct {
 	*httptest.Server
+	runtimeID string
 	calls     atomic.Int32
 	decisions chan client.Decision
 }
 
-func newRuntimeServer(t *testing.T, key *models.ServerKey, before func(n int, w http.ResponseWriter, r *http.Request) bool, decide func(ctx context.Context, d client.Decision) error) *runtimeServer {
+func newRuntimeServer(t *testing.T, key *models.ServerKey, register func(callback string) string, before func(n int, w http.ResponseWriter, r *http.Request) bool, decide func(ctx context.Context, d client.Decision) error) *runtimeServer {
 	t.Helper()
 	rs := &runtimeServer{decisions: make(chan client.Decision, 16)}
 	h := &client.Handler{
@@ -61,7 +64,7 @@ func newRuntimeServer(t *testing.T, key *models.ServerKey, before func(n int, w 
 			return nil
 		},
 	}
-	rs.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	rs.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n := int(rs.calls.Add(1))
 		if r.URL.Path != client.DecidePath {
 			http.NotFound(w, r)
@@ -73,6 +76,9 @@ func newRuntimeServer(t *testing.T, key *models.ServerKey, before func(n int, w 
 		h.ServeHTTP(w, r)
 	}))
 	t.Cleanup(rs.Close)
+	rs.runtimeID = register("http://" + rs.Listener.Addr().String())
+	h.RuntimeID = rs.runtimeID
+	rs.Start()
 	return rs
 }
 
@@ -111,14 +117,22 @@ func newForwardRig(t *testing.T, s *models.Store, changes *models.Changes) *forw
 	return &forwardRig{s: s, changes: changes, key: key, owner: tok.Principal()}
 }
 
-// decided files a request for a runtime at callback and decides it.
-func (g *forwardRig) decided(t *testing.T, callback string) *models.Request {
-	t.Helper()
-	rt, _, err := g.s.RegisterRuntime(bg, g.owner, models.RuntimeInput{Name: models.NewID("n"), Machine: "m", CallbackURL: callback})
-	if err != nil {
-		t.Fatal(err)
+// register registers a new runtime at a callback and returns its id.
+func (g *forwardRig) register(t *testing.T) func(callback string) string {
+	return func(callback string) string {
+		t.Helper()
+		rt, _, err := g.s.RegisterRuntime(bg, g.owner, models.RuntimeInput{Name: models.NewID("n"), Machine: "m", CallbackURL: callback})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rt.ID
 	}
-	r, _, err := g.s.CreateRequest(bg, g.owner, models.NewRequest{Title: "git push", RuntimeID: &rt.ID,
+}
+
+// decided files a request for a runtime and decides it.
+func (g *forwardRig) decided(t *testing.T, runtimeID string) *models.Request {
+	t.Helper()
+	r, _, err := g.s.CreateRequest(bg, g.owner, models.NewRequest{Title: "git push", RuntimeID: &runtimeID,
 		Options: []models.Option{{ID: "once", Label: "Allow once", Effect: "allow"}, {ID: "deny", Label: "Deny", Effect: "deny"}}}, "")
 	if err != nil {
 		t.Fatal(err)
@@ -164,10 +178,10 @@ func TestForwarder(t *testing.T) {
 		g := newForwardRig(t, s, changes)
 
 		t.Run("delivered", func(t *testing.T) {
-			rs := newRuntimeServer(t, g.key, nil, nil)
+			rs := newRuntimeServer(t, g.key, g.register(t), nil, nil)
 			events, stop := startForwarder(t, s, changes, g.key, time.Millisecond)
 			defer stop()
-			r := g.decided(t, rs.URL)
+			r := g.decided(t, rs.runtimeID)
 			got := next(t, rs.decisions, "decision at the runtime")
 			if got.RequestID != r.ID || got.Version != 2 || *got.Decision != "once" || *got.Note != "go ahead" {
 				t.Fatalf("runtime got %+v", got)
@@ -184,10 +198,10 @@ func TestForwarder(t *testing.T) {
 		})
 
 		t.Run("conflict", func(t *testing.T) {
-			rs := newRuntimeServer(t, g.key, nil, func(context.Context, client.Decision) error { return client.ErrGone })
+			rs := newRuntimeServer(t, g.key, g.register(t), nil, func(context.Context, client.Decision) error { return client.ErrGone })
 			events, stop := startForwarder(t, s, changes, g.key, time.Millisecond)
 			defer stop()
-			r := g.decided(t, rs.URL)
+			r := g.decided(t, rs.runtimeID)
 			if e := next(t, events, "attempt"); e.a.State != models.ActuationConflict || e.a.HTTPStatus != 409 {
 				t.Fatalf("attempt = %+v", e.a)
 			}
@@ -197,7 +211,7 @@ func TestForwarder(t *testing.T) {
 		})
 
 		t.Run("down, then up: retried, then delivered", func(t *testing.T) {
-			rs := newRuntimeServer(t, g.key, func(n int, w http.ResponseWriter, r *http.Request) bool {
+			rs := newRuntimeServer(t, g.key, g.register(t), func(n int, w http.ResponseWriter, r *http.Request) bool {
 				switch n {
 				case 1: // the connection drops: a network error
 					conn, _, err := w.(http.Hijacker).Hijack()
@@ -213,7 +227,7 @@ func TestForwarder(t *testing.T) {
 			}, nil)
 			events, stop := startForwarder(t, s, changes, g.key, time.Millisecond)
 			defer stop()
-			r := g.decided(t, rs.URL)
+			r := g.decided(t, rs.runtimeID)
 			first, second, third := next(t, events, "attempt 1"), next(t, events, "attempt 2"), next(t, events, "attempt 3")
 			if first.a.State != models.ActuationPending || first.a.HTTPStatus != 0 || first.a.Error == "" {
 				t.Fatalf("attempt 1 = %+v, want a network error retried", first.a)
@@ -246,14 +260,14 @@ func TestForwarderGivesUpAtTheDeadline(t *testing.T) {
 		s.Now = func() time.Time { return base.Add(time.Duration(offset.Load())) }
 		s.DefaultExpiry = time.Minute // the deadline is then the minimum retry window
 		g := newForwardRig(t, s, changes)
-		rs := newRuntimeServer(t, g.key, func(_ int, w http.ResponseWriter, _ *http.Request) bool {
+		rs := newRuntimeServer(t, g.key, g.register(t), func(_ int, w http.ResponseWriter, _ *http.Request) bool {
 			w.WriteHeader(http.StatusBadGateway)
 			return true
 		}, nil)
 		// A long backoff: the retry after the first failure lands at the deadline.
 		events, stop := startForwarder(t, s, changes, g.key, time.Hour)
 		defer stop()
-		r := g.decided(t, rs.URL)
+		r := g.decided(t, rs.runtimeID)
 		first := next(t, events, "attempt 1")
 		if first.a.State != models.ActuationPending || !first.a.NextAt.Equal(first.f.Deadline) {
 			t.Fatalf("attempt 1 = %+v, want a retry at the deadline %v", first.a, first.f.Deadline)
@@ -305,7 +319,7 @@ func TestForwarderSurvivesRestart(t *testing.T) {
 		g := newForwardRig(t, s1, changes1)
 		inFlight := make(chan struct{})
 		var called atomic.Bool
-		rs := newRuntimeServer(t, g.key, nil, func(ctx context.Context, d client.Decision) error {
+		rs := newRuntimeServer(t, g.key, g.register(t), nil, func(ctx context.Context, d client.Decision) error {
 			if called.CompareAndSwap(false, true) {
 				close(inFlight)
 				<-ctx.Done() // the first server stops while this call is open
@@ -314,7 +328,7 @@ func TestForwarderSurvivesRestart(t *testing.T) {
 			return nil
 		})
 		_, stop1 := startForwarder(t, s1, changes1, g.key, time.Millisecond)
-		r := g.decided(t, rs.URL)
+		r := g.decided(t, rs.runtimeID)
 		next(t, (<-chan struct{})(inFlight), "first call at the runtime")
 		stop1()
 		f, err := s1.ForwardOf(bg, r.ID, 2)

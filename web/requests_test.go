@@ -249,6 +249,15 @@ func TestPatchCancelDismiss(t *testing.T) {
 	if status != 409 {
 		t.Fatalf("decide after cancel: %d", status)
 	}
+	blocking := e.File(ag, nil)["id"].(string)
+	status, body = e.Do("POST", "/v1/requests/"+blocking+"/dismiss", op, struct{}{})
+	if m := webtest.JSON(t, body); status != 409 || m["error"] != "not_dismissable" {
+		t.Fatalf("dismiss an approval: %d %s, want 409 not_dismissable", status, body)
+	}
+	status, body = e.Do("GET", "/v1/requests/"+blocking, op, nil)
+	if m := webtest.JSON(t, body); status != 200 || m["status"] != "open" || m["version"].(float64) != 1 {
+		t.Fatalf("after a refused dismiss: %d %s", status, body)
+	}
 	fyi := e.File(ag, map[string]any{"kind": "waiting", "title": "building", "options": []any{}})
 	status, body = e.Do("POST", "/v1/requests/"+fyi["id"].(string)+"/dismiss", op, struct{}{})
 	if m := webtest.JSON(t, body); status != 200 || m["status"] != "dismissed" {

@@ -71,38 +71,37 @@ func (s *Server) feedDecisions(c echo.Context) error {
 }
 
 // waitFeed returns the runtime's decisions after a cursor, waiting for one to
-// commit when there are none. It subscribes before each read, so a decision
-// committed between the read and the wait still wakes it.
+// commit when there are none. It watches the runtime's own key before each read,
+// so a decision committed between the read and the wait still wakes it, another
+// runtime's decision does not, and a resync (announcements may have been lost)
+// does.
 func (s *Server) waitFeed(c echo.Context, runtimeID string, after int64, timeout time.Duration) ([]models.Forward, error) {
 	ctx := c.Request().Context()
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
-	sub := s.changes.Subscribe(64)
-	defer func() { sub.Close() }()
-	for {
+	for woken := false; ; woken = true {
+		changed, stop := s.watcher.Watch(models.RuntimeKey(runtimeID))
 		rows, err := s.runtimes.DecisionFeed(ctx, runtimeID, after, feedPage)
 		if err != nil || len(rows) > 0 {
+			stop()
 			return rows, err
 		}
-	wait:
-		for {
-			select {
-			case ch, ok := <-sub.C:
-				if !ok { // dropped for lagging: resubscribe and read again
-					sub = s.changes.Subscribe(64)
-					break wait
-				}
-				if ch.Status == models.StatusResolved && ch.Action != "actuation" {
-					break wait
-				}
-			case <-timer.C:
-				return nil, nil
-			case <-ctx.Done():
-				return nil, nil
-			case <-s.closing:
-				return nil, nil
-			}
+		if !woken && s.cfg.OnWaitStart != nil {
+			s.cfg.OnWaitStart()
 		}
+		select {
+		case <-changed:
+			stop()
+			if s.cfg.OnFeedWake != nil {
+				s.cfg.OnFeedWake(runtimeID)
+			}
+			continue
+		case <-timer.C:
+		case <-ctx.Done():
+		case <-s.closing:
+		}
+		stop()
+		return nil, nil
 	}
 }
 

@@ -27,12 +27,18 @@ type apiRig struct {
 // newAPI serves the whole API on a real HTTP server, wired as serve wires it.
 func newAPI(t *testing.T, dialect string) *apiRig {
 	t.Helper()
+	return newAPIConfig(t, dialect, web.Config{})
+}
+
+// newAPIConfig is newAPI with server settings (test hooks).
+func newAPIConfig(t *testing.T, dialect string, cfg web.Config) *apiRig {
+	t.Helper()
 	s, changes := modelstest.Store(t, dialect)
 	key, err := s.SigningKey(bg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := web.New(web.Config{}, web.Deps{Store: s, Watcher: changes, DecisionHooks: []models.DecisionHook{s.ForwardHook()},
+	srv, err := web.New(cfg, web.Deps{Store: s, Watcher: changes, DecisionHooks: []models.DecisionHook{s.ForwardHook()},
 		Runtimes: s, Changes: changes})
 	if err != nil {
 		t.Fatal(err)
@@ -142,19 +148,23 @@ func TestWaitersAreNotHeldForForwarding(t *testing.T) {
 		g := newAPI(t, dialect)
 		op, rtc := g.as(t, models.RoleOperator), g.as(t, models.RoleRuntime)
 		entered, release := make(chan struct{}, 1), make(chan struct{})
-		rs := newRuntimeServer(t, g.key, nil, func(context.Context, client.Decision) error {
+		register := func(callback string) string {
+			rt, err := rtc.RegisterRuntime(bg, client.RuntimeRegistration{Name: "slow", Machine: "m", CallbackURL: callback})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return rt.ID
+		}
+		rs := newRuntimeServer(t, g.key, register, nil, func(context.Context, client.Decision) error {
 			entered <- struct{}{}
 			<-release // the runtime is slow to act
 			return nil
 		})
 		defer close(release)
-		rt, err := rtc.RegisterRuntime(bg, client.RuntimeRegistration{Name: "slow", Machine: "m", CallbackURL: rs.URL})
-		if err != nil {
-			t.Fatal(err)
-		}
+		rid := rs.runtimeID
 		events, stop := startForwarder(t, g.s, g.changes, g.key, time.Millisecond)
 		defer stop()
-		r, err := rtc.File(bg, client.NewRequest{Title: "git push", Options: allowDeny(), RuntimeID: &rt.ID}, "")
+		r, err := rtc.File(bg, client.NewRequest{Title: "git push", Options: allowDeny(), RuntimeID: &rid}, "")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -56,6 +56,9 @@ type Config struct {
 	// wait on the change announcement and after it has let go of its slot.
 	// Tests synchronise on them.
 	OnWaitStart, OnWaitEnd func()
+	// OnFeedWake, if set, is called each time a waiting runtime feed is woken to
+	// read again. Tests count the wakes.
+	OnFeedWake func(runtimeID string)
 
 	// MaxPendingWait caps a pending grant's max_wait; 0: DefaultMaxPendingWait.
 	MaxPendingWait time.Duration

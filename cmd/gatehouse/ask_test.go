@@ -93,7 +93,8 @@ func TestAsk(t *testing.T) {
 	t.Run("a dismissed request exits 2", func(t *testing.T) {
 		ts := newTestServer(t)
 		ids := ts.created(t)
-		done := start(askArgs(ts, "--title", "Never mind", "--json"), nil)
+		// Only a silent kind may be dismissed; an approval is decided.
+		done := start(askArgs(ts, "--title", "Never mind", "--kind", "review", "--json"), nil)
 		id := <-ids
 		if err := ts.Operator.Do(context.Background(), http.MethodPost, "/v1/requests/"+id+"/dismiss", nil, struct{}{}, nil); err != nil {
 			t.Fatal(err)

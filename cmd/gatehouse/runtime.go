@@ -67,6 +67,10 @@ func runRuntime(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 	}
 	fmt.Fprintf(stderr, "runtime %s registered as %s (callback %q); file requests with \"runtime_id\": %q\n", rt.Name, rt.ID, rt.CallbackURL, rt.ID)
 
+	// Cancelled on the way out, so an error in one part stops the others
+	// (the callback server waits for ctx to shut down) and Wait returns.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	var wg sync.WaitGroup
 	errs := make(chan error, 2)
 	if ln != nil {
@@ -75,7 +79,7 @@ func runRuntime(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 			fmt.Fprintln(stderr, "runtime: fetch the server's keys:", err)
 			return 1
 		}
-		h := &client.Handler{Keys: keys, OnDecision: func(_ context.Context, d client.Decision) error {
+		h := &client.Handler{Keys: keys, RuntimeID: rt.ID, OnDecision: func(_ context.Context, d client.Decision) error {
 			out.print("push", d)
 			if *gone {
 				return client.ErrGone
@@ -127,6 +131,7 @@ func runRuntime(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 		fmt.Fprintln(stderr, "runtime:", err)
 		code = 1
 	}
+	cancel()
 	wg.Wait()
 	return code
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http/httptest"
 	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -87,6 +88,27 @@ func TestRuntimeCommand(t *testing.T) {
 		}
 		return r.ID
 	}
+
+	t.Run("an error exits 1 while the callback is served", func(t *testing.T) {
+		stdout, stderr := newLines(), newLines()
+		code := make(chan int, 1)
+		// A directory is an unreadable cursor file: the pull loop fails at once.
+		args := []string{"runtime", "--url", api.URL, "--token", secret, "--name", "broken", "--machine", "m",
+			"--callback-listen", "127.0.0.1:0", "--pull", "--cursor-file", t.TempDir()}
+		go func() { code <- run(ctx, args, nil, stdout, stderr) }()
+		select {
+		case c := <-code:
+			if c != 1 {
+				t.Fatalf("exit code %d, want 1", c)
+			}
+		case <-time.After(20 * time.Second): // a cap, so a hang fails rather than stalls
+			t.Fatal("the runtime hung after an error instead of exiting 1")
+		}
+		nextLine(t, stderr, "registration line")
+		if line := nextLine(t, stderr, "error line"); !strings.Contains(line, "is a directory") {
+			t.Fatalf("stderr %q, want the cursor file's error", line)
+		}
+	})
 
 	for _, mode := range [][]string{{"--callback-listen", "127.0.0.1:0"}, {"--pull"}} {
 		t.Run(mode[0], func(t *testing.T) {
