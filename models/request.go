@@ -240,6 +240,25 @@ func ValidateContent(title, summary, detail string, options []Option, def, kind 
 // is retired by dismissal rather than decided.
 func Silent(kind string) bool { return kind == KindWaiting || kind == KindReview }
 
+// Dismissable reports whether an operator may retire r without deciding it:
+// informational items, and plain questions or setup items that gate no work
+// (no allow/deny option, no runtime holding a live callback), such as an MCP
+// consult the agent has already moved on from.
+func (r *Request) Dismissable() bool {
+	if Silent(r.Kind) {
+		return true
+	}
+	if r.RuntimeID != nil || (r.Kind != KindQuestion && r.Kind != KindSetup) {
+		return false
+	}
+	for _, o := range r.Options {
+		if o.Effect != "" {
+			return false
+		}
+	}
+	return true
+}
+
 // Interrupting reports whether a kind should interrupt the operator.
 func Interrupting(kind string) bool {
 	switch kind {

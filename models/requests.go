@@ -301,9 +301,9 @@ func (s *Store) lostRace(tx *gorm.DB, id string) error {
 }
 
 // Withdraw retires an open request as cancelled (by its owner, any kind: the
-// owner is the one who waited) or dismissed (by an operator; silent kinds only,
-// ECodeNotDismissable otherwise: dismissal runs no decision hooks, so a runtime
-// or waiter would never hear of it as a decision).
+// owner is the one who waited) or dismissed (by an operator; only what
+// Request.Dismissable allows, ECodeNotDismissable otherwise: dismissal runs no
+// decision hooks, so a runtime or waiter would never hear of it as a decision).
 func (s *Store) Withdraw(ctx context.Context, id string, by Principal, status string) (*Request, error) {
 	action := map[string]string{StatusCancelled: "cancel", StatusDismissed: "dismiss"}[status]
 	if action == "" {
@@ -315,9 +315,9 @@ func (s *Store) Withdraw(ctx context.Context, id string, by Principal, status st
 		if r, err = load(tx, id); err != nil {
 			return err
 		}
-		if status == StatusDismissed && !Silent(r.Kind) {
+		if status == StatusDismissed && !r.Dismissable() {
 			return &Error{Code: ECodeNotDismissable, Current: r,
-				Detail: fmt.Sprintf("a %s request is waited on: decide it instead; dismiss retires waiting/review items", r.Kind)}
+				Detail: fmt.Sprintf("this %s gates work (an allow/deny option or a runtime's callback): decide it instead; dismiss retires informational items and plain questions", r.Kind)}
 		}
 		if r.Status != StatusOpen {
 			return s.checkOpen(r)

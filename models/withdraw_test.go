@@ -31,6 +31,14 @@ func TestWithdraw(t *testing.T) {
 			}
 		})
 
+		t.Run("a plain question that gates nothing is dismissed", func(t *testing.T) {
+			r := file(t, s, owner, models.NewRequest{Kind: models.KindQuestion, AllowAnswer: true, Options: []models.Option{}})
+			got, err := s.Withdraw(ctx, r.ID, op, models.StatusDismissed)
+			if err != nil || got.Status != models.StatusDismissed {
+				t.Fatalf("dismiss a consult question: %+v %v", got, err)
+			}
+		})
+
 		t.Run("waiting and review items are dismissed", func(t *testing.T) {
 			for _, kind := range []string{models.KindWaiting, models.KindReview} {
 				r := file(t, s, owner, models.NewRequest{Kind: kind, Options: []models.Option{}})
