@@ -51,6 +51,7 @@ func (s *Server) pageRoutes(feed models.Subscriber) error {
 	page := []echo.MiddlewareFunc{s.pageErrors, s.authenticate, s.requirePageOperator}
 	e.GET("/", s.showInbox, page...)
 	e.GET("/requests/:id", s.showRequest, page...)
+	e.GET("/system", s.showSystem, page...)
 	e.POST("/requests/:id/decide", s.decideFromPage, page...)
 	e.POST("/requests/:id/dismiss", s.dismissFromPage, page...)
 	e.GET("/ws", s.connectPage, s.authenticate, requireRoles(models.RoleOperator))

@@ -29,12 +29,17 @@ type pageEnv struct {
 	operator *client.Client
 }
 
-func startPage(t testing.TB, dialect string) *pageEnv {
+// startPage serves the page; wire adds to the server's dependencies.
+func startPage(t testing.TB, dialect string, wire ...func(*models.Store, *web.Deps)) *pageEnv {
 	t.Helper()
 	store, changes := modelstest.Store(t, dialect)
 	ts := httptest.NewUnstartedServer(nil)
 	base := "http://" + ts.Listener.Addr().String()
-	srv, err := web.New(web.Config{BaseURL: base}, web.Deps{Store: store, Watcher: changes, Changes: changes})
+	deps := web.Deps{Store: store, Watcher: changes, Changes: changes}
+	for _, w := range wire {
+		w(store, &deps)
+	}
+	srv, err := web.New(web.Config{BaseURL: base}, deps)
 	if err != nil {
 		t.Fatal(err)
 	}

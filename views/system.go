@@ -1,0 +1,121 @@
+package views
+
+import (
+	"strconv"
+	"time"
+)
+
+// System is GET /system: what is wired into the server, read-only. A nil
+// section is one the server has no source for; it is left out.
+type System struct {
+	Page     Page
+	Runtimes *RuntimeList
+	Devices  *DeviceList
+	Rules    *RuleList
+	Now      time.Time
+}
+
+// RuntimeList is every registered runtime.
+type RuntimeList struct {
+	Rows []RuntimeRow
+	Now  time.Time
+}
+
+// RuntimeRow is one runtime and its forwarding health.
+type RuntimeRow struct {
+	ID           string
+	Name         string
+	Machine      string
+	CallbackURL  string // "" when the runtime pulls its decisions
+	LastSeenAt   time.Time
+	LastResult   string    // of the last delivery; "" when none yet
+	LastResultAt time.Time // zero when none yet
+	Failures     int       // failed deliveries in a row
+	Pending      int64     // forwards not yet delivered
+}
+
+// DeviceList is every push device, retired ones included.
+type DeviceList struct {
+	Rows []DeviceRow
+	Now  time.Time
+}
+
+// DeviceRow is one push device. It never holds the token or endpoint, only
+// its last few characters.
+type DeviceRow struct {
+	ID         string
+	Kind       string // apns, webpush
+	Name       string
+	Operator   string
+	TokenTail  string // e.g. "…3f9a0c21"
+	CreatedAt  time.Time
+	LastResult string
+	LastAt     time.Time // zero when never pushed to
+	Retired    bool
+}
+
+// RuleList is the rules file in force; Loaded is false when there is none.
+type RuleList struct {
+	Loaded   bool
+	File     string
+	Digest   string
+	LoadedAt time.Time
+	Rules    []RuleRow
+}
+
+// RuleRow is one rule as written.
+type RuleRow struct {
+	Name    string
+	Line    int
+	Action  string
+	Window  string // hold only, e.g. "1m30s"
+	Then    string // hold only
+	Summary string // the rule in one line
+}
+
+// kindName says a device kind the way the operator knows it.
+func kindName(kind string) string {
+	switch kind {
+	case "apns":
+		return "APNs"
+	case "webpush":
+		return "Web Push"
+	}
+	return kind
+}
+
+// ago says how long ago t was, or "never" for the zero time.
+func ago(t, now time.Time) string {
+	if t.IsZero() {
+		return "never"
+	}
+	return Span(now.Sub(t)) + " ago"
+}
+
+// delivery says the last forwarding result of a runtime.
+func delivery(r RuntimeRow, now time.Time) string {
+	if r.LastResult == "" {
+		return "none yet"
+	}
+	return r.LastResult + ", " + ago(r.LastResultAt, now)
+}
+
+// windowThen says what a hold rule does when its window ends.
+func windowThen(r RuleRow) string {
+	switch {
+	case r.Window != "" && r.Then != "":
+		return r.Window + " then " + r.Then
+	case r.Window != "":
+		return r.Window
+	}
+	return r.Then
+}
+
+func short(digest string) string {
+	if len(digest) > 12 {
+		return digest[:12]
+	}
+	return digest
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
