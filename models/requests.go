@@ -105,6 +105,17 @@ func (s *Store) GetRequest(ctx context.Context, id string) (*Request, error) {
 	return load(s.DB.WithContext(ctx), id)
 }
 
+// GetRequests reads the requests with the given ids in one query, in no
+// particular order; ids with no request are left out.
+func (s *Store) GetRequests(ctx context.Context, ids []string) ([]Request, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	var rows []Request
+	err := s.DB.WithContext(ctx).Where("id IN ?", ids).Find(&rows).Error
+	return rows, err
+}
+
 // ListFilter selects requests for a list.
 type ListFilter struct {
 	Status  string // open, resolved, expired, dismissed, cancelled, or all

@@ -141,6 +141,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout io.Writer) error {
 		return err
 	}
 	defer closePush()
+	pushCfg.Forget = store.MaxExpiry // no request stays open longer
 	// Presence is nil until the page's hub reports who is looking.
 	router := push.NewRouter(pushCfg, store, changes, senders, nil)
 	forwarder := &web.Forwarder{Store: store, Changes: changes, Key: key, Now: store.Now}
