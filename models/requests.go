@@ -59,7 +59,7 @@ func (s *Store) CreateRequest(ctx context.Context, p Principal, n NewRequest, id
 	}
 	v := s.Rules.Current().Evaluate(r)
 	v.hold(r, now)
-	err = db.Transaction(func(tx *gorm.DB) error {
+	err = s.transact(db, func(tx *gorm.DB) error {
 		if err := tx.Create(r).Error; err != nil {
 			return err
 		}
@@ -72,7 +72,7 @@ func (s *Store) CreateRequest(ctx context.Context, p Principal, n NewRequest, id
 			}
 		}
 		return s.auditVerdict(tx, r, v)
-	})
+	}, func() (*Request, string) { return r, "create" })
 	if errors.Is(err, gorm.ErrDuplicatedKey) {
 		if idemKey != "" {
 			// A concurrent retry won the insert: answer with its record.
@@ -87,7 +87,6 @@ func (s *Store) CreateRequest(ctx context.Context, p Principal, n NewRequest, id
 	if err != nil {
 		return nil, false, err
 	}
-	s.announce(r, "create")
 	return s.applyVerdict(ctx, r, v, hooks), true, nil
 }
 
@@ -215,7 +214,7 @@ type Patch struct {
 // PatchRequest changes what the operator sees and raises the version.
 func (s *Store) PatchRequest(ctx context.Context, id string, by Principal, p Patch) (*Request, error) {
 	var r *Request
-	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := s.transact(s.DB.WithContext(ctx), func(tx *gorm.DB) error {
 		var err error
 		if r, err = load(tx, id); err != nil {
 			return err
@@ -262,11 +261,10 @@ func (s *Store) PatchRequest(ctx context.Context, id string, by Principal, p Pat
 		}
 		r = &next
 		return s.audit(tx, r, "edit", by.Label(), ViaAPI, nil)
-	})
+	}, func() (*Request, string) { return r, "edit" })
 	if err != nil {
 		return nil, err
 	}
-	s.announce(r, "edit")
 	return r, nil
 }
 
@@ -305,7 +303,7 @@ func (s *Store) Withdraw(ctx context.Context, id string, by Principal, status st
 		return nil, Errorf(ECodeInvalid, "cannot withdraw as %q", status)
 	}
 	var r *Request
-	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := s.transact(s.DB.WithContext(ctx), func(tx *gorm.DB) error {
 		var err error
 		if r, err = load(tx, id); err != nil {
 			return err
@@ -328,11 +326,10 @@ func (s *Store) Withdraw(ctx context.Context, id string, by Principal, status st
 			return err
 		}
 		return s.audit(tx, r, action, by.Label(), ViaAPI, detail)
-	})
+	}, func() (*Request, string) { return r, action })
 	if err != nil {
 		return nil, err
 	}
-	s.announce(r, action)
 	s.logGrant(ctx, r, action)
 	return r, nil
 }
