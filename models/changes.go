@@ -1,6 +1,10 @@
 package models
 
-import "sync"
+import (
+	"sync"
+
+	"gorm.io/gorm"
+)
 
 // Change is the announcement made after a commit. It carries ids and versions
 // only; receivers read the record.
@@ -35,6 +39,14 @@ const ActionResync = "resync"
 // is one; a PostgreSQL announcer relays through NOTIFY to every replica's Changes.
 type Announcer interface {
 	Announce(Change)
+}
+
+// TxAnnouncer is an Announcer that can also announce from inside the committing
+// transaction, so the announcement goes out exactly when, and only if, the
+// change commits. The store prefers it (PGAnnouncer: NOTIFY in the transaction).
+type TxAnnouncer interface {
+	Announcer
+	AnnounceTx(tx *gorm.DB, ch Change) error
 }
 
 // Subscription receives every change. C is buffered; a subscriber that falls

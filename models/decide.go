@@ -35,7 +35,7 @@ func (s *Store) Decide(ctx context.Context, id string, d Decision, hooks ...Deci
 		return nil, Errorf(ECodeInvalid, "note is longer than %d bytes", MaxNote)
 	}
 	var r *Request
-	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := s.transact(s.DB.WithContext(ctx), func(tx *gorm.DB) error {
 		var err error
 		if r, err = load(tx, id); err != nil {
 			return err
@@ -58,11 +58,10 @@ func (s *Store) Decide(ctx context.Context, id string, d Decision, hooks ...Deci
 			}
 		}
 		return nil
-	})
+	}, func() (*Request, string) { return r, "decide" })
 	if err != nil {
 		return nil, err
 	}
-	s.announce(r, "decide")
 	s.logGrant(ctx, r, "decide")
 	return r, nil
 }
@@ -131,7 +130,7 @@ func (s *Store) Expire(ctx context.Context, hooks ...DecisionHook) (int, time.Ti
 	for i := range due {
 		r := &due[i]
 		action := "expire"
-		err := db.Transaction(func(tx *gorm.DB) error {
+		err := s.transact(db, func(tx *gorm.DB) error {
 			if r.DefaultOption != "" {
 				if err := s.resolve(tx, r, Decision{Option: r.DefaultOption, By: "system", Via: ViaExpiry}, action); err != nil {
 					return err
@@ -158,7 +157,7 @@ func (s *Store) Expire(ctx context.Context, hooks ...DecisionHook) (int, time.Ti
 				return err
 			}
 			return s.audit(tx, r, action, "system", ViaExpiry, detail)
-		})
+		}, func() (*Request, string) { return r, action })
 		if err == errRaced || ErrorCode(err) != ECodeInternal {
 			continue // another process or a decide got there first
 		}
@@ -166,7 +165,6 @@ func (s *Store) Expire(ctx context.Context, hooks ...DecisionHook) (int, time.Ti
 			return n, time.Time{}, err
 		}
 		n++
-		s.announce(r, action)
 		s.logGrant(ctx, r, action)
 	}
 	var next Request

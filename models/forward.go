@@ -169,7 +169,7 @@ type Attempt struct {
 func (s *Store) FinishForward(ctx context.Context, f *Forward, owner string, a Attempt) (bool, error) {
 	now := s.now()
 	var r *Request
-	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := s.transact(s.DB.WithContext(ctx), func(tx *gorm.DB) error {
 		upd := map[string]any{"state": a.State, "attempts": gorm.Expr("attempts + 1"), "last_error": truncate(a.Error, 500),
 			"claimed_by": "", "claimed_until": nil, "updated_at": now}
 		if a.State == ActuationPending {
@@ -218,14 +218,13 @@ func (s *Store) FinishForward(ctx context.Context, f *Forward, owner string, a A
 			health["failures"] = gorm.Expr("failures + 1")
 		}
 		return tx.Model(&Runtime{}).Where("id = ?", f.RuntimeID).UpdateColumns(health).Error
-	})
+	}, func() (*Request, string) { return r, ActionActuation })
 	if err == errRaced {
 		return false, nil
 	}
 	if err != nil {
 		return false, err
 	}
-	s.announce(r, ActionActuation)
 	return true, nil
 }
 
@@ -273,7 +272,7 @@ func (s *Store) AckFeed(ctx context.Context, runtimeID string, upto int64) error
 	now := s.now()
 	for _, f := range rows {
 		var r *Request
-		err := db.Transaction(func(tx *gorm.DB) error {
+		err := s.transact(db, func(tx *gorm.DB) error {
 			res := tx.Model(&Forward{}).Where("id = ? AND state = ?", f.ID, ActuationPending).
 				UpdateColumns(map[string]any{"state": ActuationDelivered, "attempts": f.Attempts + 1, "updated_at": now})
 			if res.Error != nil {
@@ -296,14 +295,13 @@ func (s *Store) AckFeed(ctx context.Context, runtimeID string, upto int64) error
 			}
 			return tx.Model(&Runtime{}).Where("id = ?", runtimeID).
 				UpdateColumns(map[string]any{"last_result": "delivered (pull)", "last_result_at": now, "failures": 0}).Error
-		})
+		}, func() (*Request, string) { return r, ActionActuation })
 		if err == errRaced {
 			continue
 		}
 		if err != nil {
 			return err
 		}
-		s.announce(r, ActionActuation)
 	}
 	return nil
 }

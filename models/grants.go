@@ -152,7 +152,7 @@ func (s *Store) ClaimGrant(ctx context.Context, p Principal, t Target) (*Grant, 
 // is false when another claim got there first.
 func (s *Store) spendGrant(db *gorm.DB, p Principal, pendingID, state string, now time.Time) (g *Grant, won bool, err error) {
 	var r *Request
-	err = db.Transaction(func(tx *gorm.DB) error {
+	err = s.transact(db, func(tx *gorm.DB) error {
 		q := tx.Model(&Grant{}).Where("owner_id = ? AND pending_id = ? AND claimed_at IS NULL", p.ID, pendingID)
 		upd := map[string]any{"claimed_at": now}
 		if state == GrantApproved {
@@ -176,12 +176,14 @@ func (s *Store) spendGrant(db *gorm.DB, p Principal, pendingID, state string, no
 			action, answer = "claim_refused", g.Status(r, now)
 		}
 		return s.audit(tx, r, action, p.Label(), ViaAPI, map[string]any{"pending_id": g.PendingID, "digest": g.Digest, "answer": answer})
+	}, func() (*Request, string) {
+		if !won || state != GrantApproved {
+			return nil, "" // nothing changed, or only the grant's audit
+		}
+		return r, "release"
 	})
 	if err != nil || !won {
 		return nil, false, err
-	}
-	if state == GrantApproved {
-		s.announce(r, "release")
 	}
 	return g, true, nil
 }

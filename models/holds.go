@@ -27,7 +27,7 @@ func (s *Store) ReleaseHolds(ctx context.Context, hooks ...DecisionHook) (int, t
 	for i := range due {
 		r := &due[i]
 		action := "decide"
-		err := db.Transaction(func(tx *gorm.DB) error {
+		err := s.transact(db, func(tx *gorm.DB) error {
 			if r.HoldThen == nil || r.HoldRule == nil {
 				return errRaced
 			}
@@ -45,7 +45,7 @@ func (s *Store) ReleaseHolds(ctx context.Context, hooks ...DecisionHook) (int, t
 				}
 			}
 			return nil
-		})
+		}, func() (*Request, string) { return r, action })
 		if err == errRaced || ErrorCode(err) != ECodeInternal {
 			continue // decided, edited or released elsewhere first
 		}
@@ -53,7 +53,6 @@ func (s *Store) ReleaseHolds(ctx context.Context, hooks ...DecisionHook) (int, t
 			return n, time.Time{}, err
 		}
 		n++
-		s.announce(r, action)
 	}
 	next, err := s.NextHold(ctx)
 	return n, next, err

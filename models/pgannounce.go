@@ -25,11 +25,11 @@ const NotifyChannel = "gatehouse_changes"
 const ListenAppName = "gatehouse-listen:"
 
 // PGAnnouncer carries change announcements across replicas on one PostgreSQL
-// database. Announce sends NOTIFY; a dedicated LISTEN connection relays every
+// database. AnnounceTx sends NOTIFY within the committing transaction; a dedicated LISTEN connection relays every
 // notification — this process's own included — into Changes. So a change reaches
 // the local fan-out exactly once, by the same path as everyone else's.
 type PGAnnouncer struct {
-	DB      *gorm.DB // sends NOTIFY through the pool
+	DB      *gorm.DB // sends Announce's NOTIFY through the pool
 	Changes *Changes // where notifications land
 	// Connect opens the listen connection; the announcer closes it.
 	Connect func(ctx context.Context) (*pgx.Conn, error)
@@ -68,18 +68,27 @@ func connectListener(ctx context.Context, url string) (*pgx.Conn, error) {
 	return pgx.ConnectConfig(ctx, cfg)
 }
 
-// Announce sends ch to every replica after the commit. If NOTIFY fails, the
-// change is still delivered here; other replicas resync when their own listen
-// connections recover.
-func (a *PGAnnouncer) Announce(ch Change) {
+// AnnounceTx queues the NOTIFY of ch in the committing transaction tx: PostgreSQL
+// delivers it to every replica at COMMIT, and drops it on rollback. So a
+// committed change is always announced everywhere — no crash between commit
+// and NOTIFY, no NOTIFY that reached only this process — and a NOTIFY that
+// cannot be queued fails the transaction, which then changes nothing. The
+// store announces this way.
+func (a *PGAnnouncer) AnnounceTx(tx *gorm.DB, ch Change) error {
 	payload, err := json.Marshal(ch)
 	if err != nil {
-		slog.Error("encode change", "err", err)
-		return
+		return err
 	}
+	return tx.Exec("SELECT pg_notify(?, ?)", NotifyChannel, string(payload)).Error
+}
+
+// Announce sends ch to every replica on its own, for a change committed
+// outside the store's transactions. If that NOTIFY fails the change is
+// delivered here only, and logged; other replicas see it at their next resync.
+func (a *PGAnnouncer) Announce(ch Change) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := a.DB.WithContext(ctx).Exec("SELECT pg_notify(?, ?)", NotifyChannel, string(payload)).Error; err != nil {
+	if err := a.AnnounceTx(a.DB.WithContext(ctx), ch); err != nil {
 		slog.Error("notify change; delivered in this process only", "err", err)
 		a.Changes.Announce(ch)
 	}

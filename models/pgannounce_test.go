@@ -116,6 +116,33 @@ func TestPGAnnouncer(t *testing.T) {
 		}
 	})
 
+	t.Run("the committing transaction announces: a NOTIFY cannot fail apart from its commit", func(t *testing.T) {
+		a := startReplica(t, url, db, nil)
+		b := startReplica(t, url, db, nil)
+		// The announcer's own pool is gone: a NOTIFY sent after the commit, on
+		// its own, fails and reaches this process only.
+		broken, err := models.OpenDB(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sqlDB, err := broken.DB(); err != nil || sqlDB.Close() != nil {
+			t.Fatal("close the pool", err)
+		}
+		a.ann.DB = broken
+		subB := b.changes.Subscribe(16)
+		defer subB.Close()
+		r := file(t, a.store, agent(t, a.store, "x3"), models.NewRequest{})
+		if ch := skipResyncs(t, subB); ch.RequestID != r.ID || ch.Action != "create" {
+			t.Fatalf("the other replica got %+v, want the create of %s", ch, r.ID)
+		}
+		watch, stop := b.changes.Watch(r.ID)
+		defer stop()
+		if _, err := a.store.Decide(ctx, r.ID, models.Decision{Version: 1, Option: "once", By: "operator:o", Via: "api"}); err != nil {
+			t.Fatal(err)
+		}
+		waitClosed(t, watch, "the other replica's waiter woken")
+	})
+
 	t.Run("a change made while the listen connection is down is not missed", func(t *testing.T) {
 		pids := make(chan uint32, 1)
 		redial := make(chan struct{}, 1)

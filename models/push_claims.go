@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"gorm.io/gorm/clause"
@@ -23,4 +24,25 @@ func (s *Store) ClaimPush(ctx context.Context, requestID, typ string) (bool, err
 	res := s.DB.WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).
 		Create(&PushClaim{RequestID: requestID, Type: typ, CreatedAt: s.now()})
 	return res.RowsAffected == 1, res.Error
+}
+
+// ClaimPushes claims the push of type typ for every request in ids in one
+// statement and returns the ids this caller was first to claim.
+func (s *Store) ClaimPushes(ctx context.Context, ids []string, typ string) ([]string, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	now := s.now()
+	values := make([]string, len(ids))
+	args := make([]any, 0, 3*len(ids))
+	for i, id := range ids {
+		values[i] = "(?, ?, ?)"
+		args = append(args, id, typ, now)
+	}
+	// Both databases take ON CONFLICT … RETURNING: only inserted rows come back.
+	sql := "INSERT INTO push_claims (request_id, type, created_at) VALUES " + strings.Join(values, ", ") +
+		" ON CONFLICT DO NOTHING RETURNING request_id"
+	var won []string
+	err := s.DB.WithContext(ctx).Raw(sql, args...).Scan(&won).Error
+	return won, err
 }

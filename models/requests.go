@@ -59,7 +59,7 @@ func (s *Store) CreateRequest(ctx context.Context, p Principal, n NewRequest, id
 	}
 	v := s.Rules.Current().Evaluate(r)
 	v.hold(r, now)
-	err = db.Transaction(func(tx *gorm.DB) error {
+	err = s.transact(db, func(tx *gorm.DB) error {
 		if err := tx.Create(r).Error; err != nil {
 			return err
 		}
@@ -72,7 +72,7 @@ func (s *Store) CreateRequest(ctx context.Context, p Principal, n NewRequest, id
 			}
 		}
 		return s.auditVerdict(tx, r, v)
-	})
+	}, func() (*Request, string) { return r, "create" })
 	if errors.Is(err, gorm.ErrDuplicatedKey) {
 		if idemKey != "" {
 			// A concurrent retry won the insert: answer with its record.
@@ -87,7 +87,6 @@ func (s *Store) CreateRequest(ctx context.Context, p Principal, n NewRequest, id
 	if err != nil {
 		return nil, false, err
 	}
-	s.announce(r, "create")
 	return s.applyVerdict(ctx, r, v, hooks), true, nil
 }
 
@@ -103,6 +102,17 @@ func (s *Store) byIdempotencyKey(db *gorm.DB, owner, key string) (*Request, erro
 // GetRequest returns one request; ECodeNotFound when there is none.
 func (s *Store) GetRequest(ctx context.Context, id string) (*Request, error) {
 	return load(s.DB.WithContext(ctx), id)
+}
+
+// GetRequests reads the requests with the given ids in one query, in no
+// particular order; ids with no request are left out.
+func (s *Store) GetRequests(ctx context.Context, ids []string) ([]Request, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	var rows []Request
+	err := s.DB.WithContext(ctx).Where("id IN ?", ids).Find(&rows).Error
+	return rows, err
 }
 
 // ListFilter selects requests for a list.
@@ -211,7 +221,7 @@ type Patch struct {
 func (s *Store) PatchRequest(ctx context.Context, id string, by Principal, p Patch, hooks ...DecisionHook) (*Request, error) {
 	var r *Request
 	var v Verdict
-	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := s.transact(s.DB.WithContext(ctx), func(tx *gorm.DB) error {
 		var err error
 		if r, err = load(tx, id); err != nil {
 			return err
@@ -265,11 +275,10 @@ func (s *Store) PatchRequest(ctx context.Context, id string, by Principal, p Pat
 			return err
 		}
 		return s.auditRejudge(tx, was, r, v, lapsed)
-	})
+	}, func() (*Request, string) { return r, "edit" })
 	if err != nil {
 		return nil, err
 	}
-	s.announce(r, "edit")
 	return s.applyVerdict(ctx, r, v, hooks), nil
 }
 
@@ -310,7 +319,7 @@ func (s *Store) Withdraw(ctx context.Context, id string, by Principal, status st
 		return nil, Errorf(ECodeInvalid, "cannot withdraw as %q", status)
 	}
 	var r *Request
-	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := s.transact(s.DB.WithContext(ctx), func(tx *gorm.DB) error {
 		var err error
 		if r, err = load(tx, id); err != nil {
 			return err
@@ -337,11 +346,10 @@ func (s *Store) Withdraw(ctx context.Context, id string, by Principal, status st
 			return err
 		}
 		return s.audit(tx, r, action, by.Label(), ViaAPI, detail)
-	})
+	}, func() (*Request, string) { return r, action })
 	if err != nil {
 		return nil, err
 	}
-	s.announce(r, action)
 	s.logGrant(ctx, r, action)
 	return r, nil
 }

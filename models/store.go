@@ -39,14 +39,37 @@ func NewStore(db *gorm.DB, a Announcer) *Store {
 // reads back as it was written on either database.
 func (s *Store) now() time.Time { return s.Now().UTC().Truncate(time.Microsecond) }
 
-func (s *Store) announce(r *Request, action string) {
-	if s.Announcer != nil {
-		ch := Change{RequestID: r.ID, Version: r.Version, Status: r.Status, Action: action}
-		if r.RuntimeID != nil {
-			ch.RuntimeID = *r.RuntimeID
+// transact runs fn in one transaction on db and, when it commits, announces
+// the change that change names (none when it returns a nil request). A
+// TxAnnouncer announces inside the transaction — PostgreSQL then delivers the
+// NOTIFY with the commit itself, so a commit is never left unannounced (a crash
+// between the two, a failed NOTIFY after it) and a failed NOTIFY fails the
+// commit. Any other announcer is called right after the commit.
+func (s *Store) transact(db *gorm.DB, fn func(tx *gorm.DB) error, change func() (*Request, string)) error {
+	txa, inTx := s.Announcer.(TxAnnouncer)
+	err := db.Transaction(func(tx *gorm.DB) error {
+		if err := fn(tx); err != nil {
+			return err
 		}
-		s.Announcer.Announce(ch)
+		if r, action := change(); inTx && r != nil {
+			return txa.AnnounceTx(tx, changeOf(r, action))
+		}
+		return nil
+	})
+	if err == nil && !inTx && s.Announcer != nil {
+		if r, action := change(); r != nil {
+			s.Announcer.Announce(changeOf(r, action))
+		}
 	}
+	return err
+}
+
+func changeOf(r *Request, action string) Change {
+	ch := Change{RequestID: r.ID, Version: r.Version, Status: r.Status, Action: action}
+	if r.RuntimeID != nil {
+		ch.RuntimeID = *r.RuntimeID
+	}
+	return ch
 }
 
 // audit appends one row to the trail inside tx.

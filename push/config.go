@@ -21,6 +21,12 @@ type Config struct {
 	Queue    int           // pending deliveries per kind of device; default 1024; more are dropped
 	Attempts int           // tries per delivery (429, 5xx and network errors are retried); default 4
 	Backoff  time.Duration // pause before the second try, doubling after; default 1s
+	// Forget is how long the router remembers an alerted request to clear it
+	// later: no request stays open longer than the store's longest expiry.
+	// Default 7 days (models.Store's MaxExpiry).
+	Forget time.Duration
+	// Now is the clock for Forget; default time.Now.
+	Now func() time.Time
 	// AfterFunc runs f after d and returns its stop function; default
 	// time.AfterFunc. Tests replace it to fire timers themselves.
 	AfterFunc func(d time.Duration, f func()) (stop func() bool)
@@ -48,6 +54,12 @@ func (c *Config) defaults() {
 	if c.Backoff <= 0 {
 		c.Backoff = time.Second
 	}
+	if c.Forget <= 0 {
+		c.Forget = 7 * 24 * time.Hour
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
 	if c.AfterFunc == nil {
 		c.AfterFunc = func(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
 	}
@@ -58,7 +70,7 @@ func (c *Config) defaults() {
 
 // Event is one step of the router, for Config.Observe.
 type Event struct {
-	Name      string // held, batched, suppressed, claimed-elsewhere, queued, dropped, attempt
+	Name      string // held, batched, suppressed, claimed-elsewhere, forgotten, queued, dropped, attempt
 	RequestID string
 	Message   Message
 	Device    models.Device

@@ -3,6 +3,7 @@ package push
 import (
 	"context"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -14,9 +15,10 @@ import (
 type Store interface {
 	Recorder
 	GetRequest(ctx context.Context, id string) (*models.Request, error)
+	GetRequests(ctx context.Context, ids []string) ([]models.Request, error)
 	CountOpen(ctx context.Context) (int64, error)
 	ListDevices(ctx context.Context, retired bool) ([]models.Device, error)
-	ClaimPush(ctx context.Context, requestID, typ string) (bool, error)
+	ClaimPushes(ctx context.Context, ids []string, typ string) ([]string, error)
 }
 
 // Changes is where the router hears of commits (models.Changes).
@@ -42,9 +44,9 @@ type Router struct {
 	started time.Time
 
 	// Planning state, owned by the Run goroutine.
-	held   map[string]*hold // alerts waiting out the presence grace
-	batch  batch            // alerts and badge updates gathering for one push
-	sent   map[string]bool  // requests an alert went out for: they get a clearing push
+	held   map[string]*hold     // alerts waiting out the presence grace
+	batch  batch                // alerts and badge updates gathering for one push
+	sent   map[string]time.Time // requests an alert went out for (when): they get a clearing push
 	timers map[*hold]func() bool
 }
 
@@ -76,7 +78,7 @@ func NewRouter(cfg Config, store Store, changes Changes, s Senders, presence Pre
 		fire:    make(chan func(context.Context)),
 		done:    make(chan struct{}),
 		held:    map[string]*hold{},
-		sent:    map[string]bool{},
+		sent:    map[string]time.Time{},
 		timers:  map[*hold]func() bool{},
 	}
 	// Subscribe now, not in Run, so nothing committed after NewRouter is missed.
@@ -119,8 +121,10 @@ func (r *Router) Run(ctx context.Context) error {
 				// We fell behind: take a new subscription. Holds and batches are
 				// checked against the store before anything is sent, so a missed
 				// decision cannot produce a stale alert.
+				// Closes may have been missed too: recheck what was alerted.
 				slog.Warn("push: change subscription lagged; resubscribing")
 				sub = r.changes.Subscribe(1024)
+				r.recheck(ctx)
 				continue
 			}
 			r.handle(ctx, ch)
@@ -149,6 +153,8 @@ func (r *Router) stopTimers() {
 
 func (r *Router) handle(ctx context.Context, ch models.Change) {
 	switch {
+	case ch.Action == models.ActionResync:
+		r.recheck(ctx)
 	case ch.Action == "create" && ch.Status == models.StatusOpen:
 		r.opened(ctx, ch)
 	case ch.Status != models.StatusOpen && ch.Status != "" && ch.Action != "actuation":
@@ -239,7 +245,7 @@ func (r *Router) closed(ctx context.Context, ch models.Change) {
 		r.cfg.Observe(Event{Name: "suppressed", RequestID: id})
 		return
 	}
-	if r.sent[id] {
+	if _, ok := r.sent[id]; ok {
 		delete(r.sent, id)
 		r.clear(ctx, id, ch.Version)
 		return
@@ -259,39 +265,112 @@ func (r *Router) closed(ctx context.Context, ch models.Change) {
 }
 
 func (r *Router) clear(ctx context.Context, id string, version int) {
-	if r.claim(ctx, id, TypeClear) {
+	if len(r.claim(ctx, []string{id}, TypeClear)) == 1 {
 		r.enqueue(ctx, Message{Type: TypeClear, RequestID: id, Version: version, Badge: -1})
 	}
 }
 
-// claim reports whether this router is the one to send a request's push of a
-// type (the first replica to claim it). When the claim cannot be made it
-// pushes anyway: a duplicate is better than silence.
-func (r *Router) claim(ctx context.Context, id, typ string) bool {
+// recheck clears every alerted request that is no longer open, in one read:
+// after a resync or a lagged subscription its close may never have been heard
+// here (another replica's lost NOTIFY, a dropped subscription).
+func (r *Router) recheck(ctx context.Context) {
+	r.forget()
+	if len(r.sent) == 0 {
+		return
+	}
+	ids := slices.Sorted(maps.Keys(r.sent))
+	recs, err := r.readAll(ctx, ids)
+	if err != nil {
+		return // kept: the next resync, or the request's own close, tries again
+	}
+	version, open := map[string]int{}, map[string]bool{}
+	for _, rec := range recs {
+		version[rec.ID], open[rec.ID] = rec.Version, rec.Open()
+	}
+	var closed []string
+	for _, id := range ids {
+		if !open[id] { // closed, or gone
+			delete(r.sent, id)
+			closed = append(closed, id)
+		}
+	}
+	var msgs []Message
+	for _, id := range r.claim(ctx, closed, TypeClear) {
+		msgs = append(msgs, Message{Type: TypeClear, RequestID: id, Version: version[id], Badge: -1})
+	}
+	r.enqueue(ctx, msgs...)
+}
+
+// forget drops alerted requests older than any request can stay open, so sent
+// stays bounded even when a close is never heard.
+func (r *Router) forget() {
+	cutoff := r.cfg.Now().Add(-r.cfg.Forget)
+	for id, at := range r.sent {
+		if at.Before(cutoff) {
+			delete(r.sent, id)
+			r.cfg.Observe(Event{Name: "forgotten", RequestID: id})
+		}
+	}
+}
+
+// claim returns those of ids whose push of a type this router is the one to
+// send (the first replica to claim it), in one statement. When the claim
+// cannot be made it pushes them all: a duplicate is better than silence.
+func (r *Router) claim(ctx context.Context, ids []string, typ string) []string {
+	if len(ids) == 0 {
+		return nil
+	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	ok, err := r.store.ClaimPush(ctx, id, typ)
+	won, err := r.store.ClaimPushes(ctx, ids, typ)
 	if err != nil {
-		slog.Error("push: claim", "id", id, "err", err)
-		return true
+		slog.Error("push: claim", "ids", len(ids), "err", err)
+		return ids
 	}
-	if !ok {
-		r.cfg.Observe(Event{Name: "claimed-elsewhere", RequestID: id})
+	mine := make(map[string]bool, len(won))
+	for _, id := range won {
+		mine[id] = true
 	}
-	return ok
+	out := make([]string, 0, len(won))
+	for _, id := range ids {
+		if mine[id] {
+			out = append(out, id)
+		} else {
+			r.cfg.Observe(Event{Name: "claimed-elsewhere", RequestID: id})
+		}
+	}
+	return out
 }
 
 // flush sends what the batch gathered: one alert for every request of the
-// burst still open, or else a badge update.
+// burst still open, or else a badge update. One read and one claim cover the
+// whole burst, so the planning goroutine spends two queries per flush, not
+// two per request.
 func (r *Router) flush(ctx context.Context) {
 	b := r.batch
 	r.batch = batch{}
-	var open []string
+	ids, seen := make([]string, 0, len(b.ids)), map[string]bool{}
 	for _, id := range b.ids {
+		if !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	var open []string
+	if len(ids) > 0 {
 		// Checked against the store too, in case a decision's announcement was
 		// missed (a lagged subscription, another replica).
-		if rec, err := r.read(ctx, id); err == nil && rec.Open() && r.claim(ctx, id, TypeAlert) {
-			open = append(open, id)
+		if recs, err := r.readAll(ctx, ids); err == nil {
+			isOpen := map[string]bool{}
+			for _, rec := range recs {
+				isOpen[rec.ID] = rec.Open()
+			}
+			for _, id := range ids {
+				if isOpen[id] {
+					open = append(open, id)
+				}
+			}
+			open = r.claim(ctx, open, TypeAlert)
 		}
 	}
 	m := Message{Type: TypeBadge, Badge: r.openCount(ctx)}
@@ -304,15 +383,20 @@ func (r *Router) flush(ctx context.Context) {
 		if len(open) > 1 {
 			m.URL = InboxURL(r.cfg.BaseURL)
 		}
+		now := r.cfg.Now()
 		for _, id := range open {
-			r.sent[id] = true
+			r.sent[id] = now
 		}
+		r.forget()
 	}
 	r.enqueue(ctx, m)
 }
 
-// enqueue hands m to every live device's queue without waiting.
-func (r *Router) enqueue(ctx context.Context, m Message) {
+// enqueue hands each message to every live device's queue without waiting.
+func (r *Router) enqueue(ctx context.Context, msgs ...Message) {
+	if len(msgs) == 0 {
+		return
+	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	devs, err := r.store.ListDevices(ctx, false)
@@ -322,6 +406,12 @@ func (r *Router) enqueue(ctx context.Context, m Message) {
 		}
 		return
 	}
+	for _, m := range msgs {
+		r.offer(devs, m)
+	}
+}
+
+func (r *Router) offer(devs []models.Device, m Message) {
 	for _, d := range devs {
 		l := r.lanes[d.Kind]
 		if l == nil || (m.Type == TypeBadge && d.Kind == models.DeviceWebPush) {
@@ -347,6 +437,17 @@ func (r *Router) read(ctx context.Context, id string) (*models.Request, error) {
 		slog.Error("push: read request", "id", id, "err", err)
 	}
 	return rec, err
+}
+
+// readAll reads the requests with ids in one query.
+func (r *Router) readAll(ctx context.Context, ids []string) ([]models.Request, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	recs, err := r.store.GetRequests(ctx, ids)
+	if err != nil {
+		slog.Error("push: read requests", "ids", len(ids), "err", err)
+	}
+	return recs, err
 }
 
 func (r *Router) openCount(ctx context.Context) int {

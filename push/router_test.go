@@ -89,7 +89,13 @@ func newRig(t *testing.T, dialect string, cfg push.Config, senders func(*models.
 		}
 	}
 	cfg.BaseURL = base
-	cfg.Observe = func(e push.Event) { rg.events <- e }
+	observe := cfg.Observe // a test's own, first
+	cfg.Observe = func(e push.Event) {
+		if observe != nil {
+			observe(e)
+		}
+		rg.events <- e
+	}
 	r := push.NewRouter(cfg, store, changes, senders(store, srv), pres)
 	runCtx, cancel := context.WithCancel(ctx)
 	go func() {

@@ -16,12 +16,13 @@ type DeviceStore interface {
 	VAPIDKeys(ctx context.Context) (models.VAPIDKeys, error)
 }
 
-// apiDevice is a push device as the API shows it; Web Push keys never leave.
+// apiDevice is a push device as the API shows it. The token (APNs) or endpoint
+// (Web Push) is a bearer capability for pushing to the device, so it never
+// leaves, nor do Web Push keys: only its last characters, to tell devices apart.
 type apiDevice struct {
 	ID         string  `json:"id"`
 	Kind       string  `json:"kind"`
-	Token      string  `json:"token,omitempty"`    // APNs
-	Endpoint   string  `json:"endpoint,omitempty"` // Web Push
+	Suffix     string  `json:"token_suffix"` // "…" and the token's (endpoint's) last 6 characters
 	Name       string  `json:"name"`
 	Operator   string  `json:"operator"`
 	CreatedAt  string  `json:"created_at"`
@@ -31,12 +32,7 @@ type apiDevice struct {
 }
 
 func toAPIDevice(d *models.Device) apiDevice {
-	out := apiDevice{ID: d.ID, Kind: d.Kind, Name: d.Name, Operator: d.Operator, CreatedAt: rfc3339(d.CreatedAt), LastResult: d.LastResult}
-	if d.Kind == models.DeviceWebPush {
-		out.Endpoint = d.Token
-	} else {
-		out.Token = d.Token
-	}
+	out := apiDevice{ID: d.ID, Kind: d.Kind, Suffix: maskToken(d.Token), Name: d.Name, Operator: d.Operator, CreatedAt: rfc3339(d.CreatedAt), LastResult: d.LastResult}
 	if d.LastAt != nil {
 		s := rfc3339(*d.LastAt)
 		out.LastAt = &s
@@ -46,6 +42,16 @@ func toAPIDevice(d *models.Device) apiDevice {
 		out.RetiredAt = &s
 	}
 	return out
+}
+
+// maskToken keeps the last 6 characters of a device token, which identify it to
+// its owner and grant nothing.
+func maskToken(tok string) string {
+	const keep = 6
+	if len(tok) <= keep {
+		return "…"
+	}
+	return "…" + tok[len(tok)-keep:]
 }
 
 // deviceInput is the body of POST /v1/devices: an APNs device token.

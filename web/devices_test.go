@@ -1,12 +1,15 @@
 package web_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdh"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -71,8 +74,11 @@ func TestDeviceRoutes(t *testing.T) {
 
 	t.Run("an operator registers an APNs token: 201, then 200 for the same token", func(t *testing.T) {
 		code, d := rg.call(t, rg.op, "POST", "/v1/devices", `{"token":"`+strings.ToUpper(token)+`","name":"phone"}`)
-		if code != 201 || d["token"] != token || d["kind"] != "apns" || d["operator"] != "operator:ann" {
+		if code != 201 || d["token_suffix"] != "…"+token[len(token)-6:] || d["kind"] != "apns" || d["operator"] != "operator:ann" {
 			t.Fatalf("%d %v", code, d)
+		}
+		if b, _ := json.Marshal(d); strings.Contains(string(b), token) {
+			t.Fatalf("the registration answer shows the token: %s", b)
 		}
 		code, again := rg.call(t, rg.op, "POST", "/v1/devices", `{"token":"`+token+`"}`)
 		if code != 200 || again["id"] != d["id"] {
@@ -110,16 +116,30 @@ func TestDeviceRoutes(t *testing.T) {
 		enc := base64.RawURLEncoding.EncodeToString
 		sub := `{"endpoint":"https://push.example.com/s/1","expirationTime":null,"keys":{"p256dh":"` + enc(priv.PublicKey().Bytes()) + `","auth":"` + enc(auth) + `"}}`
 		code, d := rg.call(t, rg.op, "POST", "/v1/webpush/subscribe", sub)
-		if code != 201 || d["endpoint"] != "https://push.example.com/s/1" || d["kind"] != "webpush" {
+		if code != 201 || d["token_suffix"] != "…om/s/1" || d["kind"] != "webpush" {
 			t.Fatalf("subscribe: %d %v", code, d)
 		}
 		code, list := rg.call(t, rg.op, "GET", "/v1/devices", "")
 		b, _ := json.Marshal(list)
-		if code != 200 || len(list["devices"].([]any)) != 2 || strings.Contains(string(b), enc(auth)) {
+		if code != 200 || len(list["devices"].([]any)) != 2 {
 			t.Fatalf("list: %d %s", code, b)
+		}
+		for _, secret := range []string{enc(auth), enc(priv.PublicKey().Bytes()), "push.example.com", token} {
+			if strings.Contains(string(b), secret) {
+				t.Fatalf("the list shows %q: %s", secret, b)
+			}
 		}
 		if code, _ := rg.call(t, rg.op, "POST", "/v1/webpush/unsubscribe", `{"endpoint":"https://push.example.com/s/1"}`); code != 204 {
 			t.Fatalf("unsubscribe: %d", code)
+		}
+	})
+
+	t.Run("DELETE drops by id: 204", func(t *testing.T) {
+		other := strings.Repeat("9c8d", 16)
+		_, d := rg.call(t, rg.op, "POST", "/v1/devices", `{"token":"`+other+`"}`)
+		id, _ := d["id"].(string)
+		if code, _ := rg.call(t, rg.op, "DELETE", "/v1/devices/"+id, ""); id == "" || code != 204 {
+			t.Fatalf("drop %q: %d", id, code)
 		}
 	})
 
@@ -131,4 +151,36 @@ func TestDeviceRoutes(t *testing.T) {
 			t.Fatalf("drop again: %d %v", code, e)
 		}
 	})
+}
+
+// failingDevices is the real store whose DropDevice fails, to reach the 500 path.
+type failingDevices struct{ *models.Store }
+
+func (failingDevices) DropDevice(context.Context, string) error { return errors.New("disk on fire") }
+
+func TestDeviceTokensStayOutOfLogs(t *testing.T) {
+	store, changes := modelstest.Store(t, "sqlite")
+	srv, err := web.New(web.Config{BaseURL: "http://127.0.0.1"}, web.Deps{Store: store, Watcher: changes, Devices: failingDevices{store}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(hs.Close)
+	_, op, err := store.CreateToken(context.Background(), models.RoleOperator, "ann")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&logs, nil)))
+	t.Cleanup(func() { slog.SetDefault(prev) })
+
+	token := strings.Repeat("7e6f", 16)
+	rg := &deviceRig{url: hs.URL, store: store, op: op}
+	if code, e := rg.call(t, op, "DELETE", "/v1/devices/"+token, ""); code != 500 || e["error"] != "internal" {
+		t.Fatalf("%d %v", code, e)
+	}
+	if strings.Contains(logs.String(), token) || !strings.Contains(logs.String(), "/v1/devices/:token") {
+		t.Fatalf("the 500's log line: %s", logs.String())
+	}
 }

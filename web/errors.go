@@ -79,7 +79,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 			slog.Error("http", "path", c.Path(), "err", err)
 		}
 	default:
-		slog.Error("internal error", "method", c.Request().Method, "path", c.Request().URL.Path, "err", err)
+		slog.Error("internal error", "method", c.Request().Method, "route", c.Path(), "err", err) // the pattern: a path may carry a device token
 	}
 	status, ok := statusOf[body.Error]
 	if !ok {

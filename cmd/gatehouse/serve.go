@@ -141,6 +141,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout io.Writer) error {
 		return err
 	}
 	defer closePush()
+	pushCfg.Forget = store.MaxExpiry // no request stays open longer
 	// The page's hub is the presence: an alert waits while an operator's page is visible.
 	router := push.NewRouter(pushCfg, store, changes, senders, srv)
 	forwarder := &web.Forwarder{Store: store, Changes: changes, Key: key, Now: store.Now}
