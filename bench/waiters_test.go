@@ -1,13 +1,10 @@
 package bench
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -16,61 +13,13 @@ import (
 	"time"
 
 	"github.com/gatehousehq/gatehouse/client"
+	"github.com/gatehousehq/gatehouse/cmd/gatehouse/gatehousetest"
 )
 
-// gatehouse is a `gatehouse serve` process started for a benchmark.
-type gatehouse struct {
-	URL      string
-	Database string
-	bin      string
-	cmd      *exec.Cmd
-}
-
-// startGatehouse builds the binary and runs `serve` on a free port and a fresh
-// SQLite file (or the database given), with extra flags.
-func startGatehouse(b testing.TB, database string, flags ...string) *gatehouse {
+// rssKB reads a process's resident memory.
+func rssKB(b testing.TB, pid int) int {
 	b.Helper()
-	dir := b.TempDir()
-	bin := filepath.Join(dir, "gatehouse")
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/gatehouse").CombinedOutput(); err != nil {
-		b.Fatalf("build: %v\n%s", err, out)
-	}
-	if database == "" {
-		database = "sqlite:" + filepath.Join(dir, "gatehouse.db")
-	}
-	cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--database", database}, flags...)...)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	cmd.Stderr = io.Discard
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() })
-	sc := bufio.NewScanner(stdout)
-	if !sc.Scan() {
-		b.Fatal("serve printed nothing")
-	}
-	url := strings.TrimPrefix(sc.Text(), "gatehouse listening on ")
-	go func() { _, _ = io.Copy(io.Discard, stdout) }()
-	return &gatehouse{URL: url, Database: database, bin: bin, cmd: cmd}
-}
-
-// token creates a token with the CLI, against the server's database.
-func (g *gatehouse) token(b testing.TB, role, name string) string {
-	b.Helper()
-	out, err := exec.Command(g.bin, "token", "create", "--role", role, "--name", name, "--database", g.Database).Output()
-	if err != nil {
-		b.Fatal(err)
-	}
-	return strings.TrimSpace(string(out))
-}
-
-// rssKB reads the process's resident memory.
-func (g *gatehouse) rssKB(b testing.TB) int {
-	b.Helper()
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", g.cmd.Process.Pid))
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -84,42 +33,25 @@ func (g *gatehouse) rssKB(b testing.TB) int {
 	return 0
 }
 
-// waiters reads the server's gatehouse_waiters gauge.
-func waiters(b testing.TB, op *client.Client) int {
-	b.Helper()
-	req, _ := http.NewRequest("GET", op.BaseURL+"/metrics", nil)
-	req.Header.Set("Authorization", "Bearer "+op.Token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "gatehouse_waiters "); ok {
-			n, _ := strconv.ParseFloat(v, 64)
-			return int(n)
-		}
-	}
-	return -1
-}
-
 // BenchmarkIdleWaiters holds 10,000 idle long-polls on one `gatehouse serve`
 // process and reports its resident memory per waiter, then decides the request
 // they wait on and reports how long until the last of them is answered.
 func BenchmarkIdleWaiters(b *testing.B) {
 	const n = 10000
+	bin := gatehousetest.Build(b)
 	for range b.N {
-		g := startGatehouse(b, "", "--max-waiters-per-caller", strconv.Itoa(n))
-		agent := client.New(g.URL, g.token(b, "agent", "bench"))
-		agent.HTTP = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n, MaxConnsPerHost: 0}}
-		op := client.New(g.URL, g.token(b, "operator", "op"))
+		database := "sqlite:" + filepath.Join(b.TempDir(), "gatehouse.db")
+		g := gatehousetest.Start(b, bin, database, "--max-waiters-per-caller", strconv.Itoa(n))
+		agent := client.New(g.URL(), gatehousetest.Token(b, bin, database, "agent", "bench"))
+		agent.HTTP = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n}}
+		opToken := gatehousetest.Token(b, bin, database, "operator", "op")
+		op := client.New(g.URL(), opToken)
 		ctx := context.Background()
 		r, err := agent.File(ctx, client.NewRequest{Title: "bench", Options: []client.Option{{ID: "ok", Label: "OK", Effect: "allow"}}}, "")
 		if err != nil {
 			b.Fatal(err)
 		}
-		before := g.rssKB(b)
+		before := rssKB(b, g.Pid())
 		var wg sync.WaitGroup
 		done := make(chan time.Time, n)
 		for range n {
@@ -130,10 +62,8 @@ func BenchmarkIdleWaiters(b *testing.B) {
 				done <- time.Now()
 			})
 		}
-		for waiters(b, op) < n { // a benchmark's set-up may look; tests may not
-			time.Sleep(100 * time.Millisecond)
-		}
-		after := g.rssKB(b)
+		g.AwaitWaiters(b, opToken, n)
+		after := rssKB(b, g.Pid())
 		decided := time.Now()
 		if _, err := op.Decide(ctx, r.ID, 1, "ok", ""); err != nil {
 			b.Fatal(err)
