@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/PuerkitoBio/goquery"
 	"github.com/gatehousehq/gatehouse/client"
 	"github.com/gatehousehq/gatehouse/cmd/gatehouse/gatehousetest"
 	"github.com/gatehousehq/gatehouse/models"
@@ -143,6 +144,29 @@ func TestReplicas(t *testing.T) {
 		if n := r2.Metric(t, opToken, "gatehouse_change_listens_total"); n != 2 {
 			t.Fatalf("replica 2 listened %v times, want 2 (one reconnect)", n)
 		}
+	})
+
+	t.Run("a page connected to the second replica sees a decide made on the first", func(t *testing.T) {
+		// The read deadline is a hang guard: a missed change would leave the
+		// page waiting for a fragment that never comes.
+		pctx, cancel := context.WithTimeout(ctx, releaseGuard)
+		defer cancel()
+		page := openLivePage(pctx, t, r2, opToken, "/ws?status=open")
+		start := time.Now()
+		r := file(t, client.NewRequest{})
+		card := "#req-" + r.ID
+		page.await(pctx, t, func(doc *goquery.Document) bool {
+			return doc.Find(`div[hx-swap-oob="afterbegin:#inbox-list"] `+card).Length() == 1
+		})
+		t.Logf("filed on replica 1 -> card on replica 2's page: %s", time.Since(start))
+		start = time.Now()
+		if _, err := op1.Decide(ctx, r.ID, r.Version, "once", ""); err != nil {
+			t.Fatal(err)
+		}
+		page.await(pctx, t, func(doc *goquery.Document) bool {
+			return doc.Find(card).AttrOr("hx-swap-oob", "") == "delete"
+		})
+		t.Logf("decided on replica 1 -> card removed from replica 2's page: %s", time.Since(start))
 	})
 
 	t.Run("an expiry is settled once across replicas and releases waiters on both", func(t *testing.T) {
