@@ -5,10 +5,12 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/PuerkitoBio/goquery"
+	"github.com/chromedp/chromedp"
 	"github.com/coder/websocket"
 	"github.com/gatehousehq/gatehouse/cmd/gatehouse/gatehousetest"
 )
@@ -83,5 +85,56 @@ func (p *livePage) await(ctx context.Context, t *testing.T, ok func(*goquery.Doc
 		if doc := p.next(ctx, t); ok(doc) {
 			return doc
 		}
+	}
+}
+
+const chromiumPath = "/usr/bin/chromium"
+
+// openBrowser starts a headless Chromium (flags as web's browser tests) and
+// logs it in to s through the login form, returning once the inbox's live
+// socket is open. Without Chromium it skips, except under CI, which must run
+// every test.
+func openBrowser(t *testing.T, s *gatehousetest.Server, operatorToken string) context.Context {
+	t.Helper()
+	if _, err := os.Stat(chromiumPath); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("Chromium is missing at %s (CI must run the browser tests)", chromiumPath)
+		}
+		t.Skipf("Chromium is missing at %s: install Debian's chromium to run the browser tests", chromiumPath)
+	}
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromiumPath), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.Flag("no-default-browser-check", true),
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1100, 900),
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(actx)
+	t.Cleanup(func() {
+		cancelCtx()
+		cancelAlloc()
+	})
+	// The first run starts the browser; it must not carry a timeout.
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("start Chromium: %v", err)
+	}
+	browse(t, ctx, "log in",
+		chromedp.Navigate(s.URL()+"/login"),
+		chromedp.WaitVisible(chromedp.CSS(`input[name="token"]`)),
+		chromedp.SendKeys(chromedp.CSS(`input[name="token"]`), operatorToken),
+		chromedp.Click(chromedp.CSS(`[data-testid="login-submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="filters"]`)),
+		chromedp.WaitReady(chromedp.CSS(`body.live`)),
+	)
+	return ctx
+}
+
+// browse runs browser steps under a hang guard, failing with the step's name.
+func browse(t *testing.T, ctx context.Context, step string, steps ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, releaseGuard)
+	defer cancel()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		t.Fatalf("%s: %v", step, err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/PuerkitoBio/goquery"
+	"github.com/chromedp/chromedp"
 	"github.com/gatehousehq/gatehouse/client"
 	"github.com/gatehousehq/gatehouse/cmd/gatehouse/gatehousetest"
 	"github.com/gatehousehq/gatehouse/models"
@@ -167,6 +168,21 @@ func TestReplicas(t *testing.T) {
 			return doc.Find(card).AttrOr("hx-swap-oob", "") == "delete"
 		})
 		t.Logf("decided on replica 1 -> card removed from replica 2's page: %s", time.Since(start))
+	})
+
+	t.Run("a browser on the second replica sees a decide made on the first", func(t *testing.T) {
+		browser := openBrowser(t, r2, opToken)
+		start := time.Now()
+		r := file(t, client.NewRequest{})
+		card := chromedp.CSS("#req-" + r.ID)
+		browse(t, browser, "the card appears on replica 2", chromedp.WaitVisible(card))
+		t.Logf("filed on replica 1 -> card shown by Chromium on replica 2: %s", time.Since(start))
+		start = time.Now()
+		if _, err := op1.Decide(ctx, r.ID, r.Version, "once", ""); err != nil {
+			t.Fatal(err)
+		}
+		browse(t, browser, "the card leaves replica 2's page", chromedp.WaitNotPresent(card))
+		t.Logf("decided on replica 1 -> card gone in Chromium on replica 2: %s", time.Since(start))
 	})
 
 	t.Run("an expiry is settled once across replicas and releases waiters on both", func(t *testing.T) {
