@@ -49,15 +49,7 @@ func (s *Store) Decide(ctx context.Context, id string, d Decision, hooks ...Deci
 		if d.Version != r.Version {
 			return &Error{Code: ECodeVersionConflict, Detail: fmt.Sprintf("you saw version %d; the request is at version %d", d.Version, r.Version), Current: r}
 		}
-		if err := s.resolve(tx, r, d, "decide"); err != nil {
-			return err
-		}
-		for _, h := range hooks {
-			if err := h(tx, r); err != nil {
-				return err
-			}
-		}
-		return nil
+		return s.resolve(tx, r, d, "decide", hooks...)
 	}, func() (*Request, string) { return r, "decide" })
 	if err != nil {
 		return nil, err
@@ -82,9 +74,10 @@ func checkChoice(r *Request, d Decision) error {
 	return nil
 }
 
-// resolve applies a decision to r with a conditional update on its version, and
-// audits it. A lost race is reported as the current state.
-func (s *Store) resolve(tx *gorm.DB, r *Request, d Decision, action string) error {
+// resolve applies a decision to r with a conditional update on its version,
+// audits it, and runs the decision hooks, all in tx. A lost race is reported
+// as the current state.
+func (s *Store) resolve(tx *gorm.DB, r *Request, d Decision, action string, hooks ...DecisionHook) error {
 	now := s.now()
 	var opt *string
 	if d.Option != "" {
@@ -112,7 +105,15 @@ func (s *Store) resolve(tx *gorm.DB, r *Request, d Decision, action string) erro
 	if err := s.settleGrant(tx, r, detail); err != nil {
 		return err
 	}
-	return s.audit(tx, r, action, d.By, d.Via, detail)
+	if err := s.audit(tx, r, action, d.By, d.Via, detail); err != nil {
+		return err
+	}
+	for _, h := range hooks {
+		if err := h(tx, r); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Expire settles every open request whose expiry has passed: with its default
@@ -132,15 +133,7 @@ func (s *Store) Expire(ctx context.Context, hooks ...DecisionHook) (int, time.Ti
 		action := "expire"
 		err := s.transact(db, func(tx *gorm.DB) error {
 			if r.DefaultOption != "" {
-				if err := s.resolve(tx, r, Decision{Option: r.DefaultOption, By: "system", Via: ViaExpiry}, action); err != nil {
-					return err
-				}
-				for _, h := range hooks {
-					if err := h(tx, r); err != nil {
-						return err
-					}
-				}
-				return nil
+				return s.resolve(tx, r, Decision{Option: r.DefaultOption, By: "system", Via: ViaExpiry}, action, hooks...)
 			}
 			res := tx.Model(&Request{}).Where("id = ? AND version = ? AND status = ?", r.ID, r.Version, StatusOpen).
 				Updates(map[string]any{"status": StatusExpired, "resolved_at": now, "updated_at": now, "decided_via": ViaExpiry})

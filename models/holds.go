@@ -36,15 +36,7 @@ func (s *Store) ReleaseHolds(ctx context.Context, hooks ...DecisionHook) (int, t
 				return s.lapseHold(tx, r, now, why)
 			}
 			d := Decision{Version: r.Version, Option: *r.HoldThen, By: ViaRule(*r.HoldRule), Via: ViaRuleWindow(*r.HoldRule)}
-			if err := s.resolve(tx, r, d, "decide"); err != nil {
-				return err
-			}
-			for _, h := range hooks {
-				if err := h(tx, r); err != nil {
-					return err
-				}
-			}
-			return nil
+			return s.resolve(tx, r, d, "decide", hooks...)
 		}, func() (*Request, string) { return r, action })
 		if err == errRaced || ErrorCode(err) != ECodeInternal {
 			continue // decided, edited or released elsewhere first
