@@ -88,7 +88,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 	if body.Error == models.ECodeInternal {
 		body.Detail = "internal error"
 	}
-	if s.renderPageError != nil && wantsHTML(c) && s.renderPageError(c, status, body) == nil {
+	if wantsHTML(c) && s.renderErrorPage(c, status, body) == nil {
 		return
 	}
 	if c.Request().Method == http.MethodHead {

@@ -16,12 +16,12 @@ const LoginTicketTTL = 24 * time.Hour
 func (s *Server) loginLink(c echo.Context) error {
 	ticket := c.QueryParam("token")
 	if ticket == "" {
-		return s.showLogin(c, http.StatusOK, "")
+		return s.renderLoginPage(c, http.StatusOK, "")
 	}
 	_, cookie, err := s.store.UseLoginTicket(c.Request().Context(), ticket)
 	if err != nil {
 		if models.ErrorCode(err) == models.ECodeUnauthenticated {
-			return s.showLogin(c, http.StatusUnauthorized, "This login link is unknown, used or expired. Log in with an operator token.")
+			return s.renderLoginPage(c, http.StatusUnauthorized, "This login link is unknown, used or expired. Log in with an operator token.")
 		}
 		return err
 	}
@@ -35,7 +35,7 @@ func (s *Server) loginToken(c echo.Context) error {
 	_, cookie, err := s.store.LoginWithToken(c.Request().Context(), c.FormValue("token"))
 	if err != nil {
 		if models.ErrorCode(err) == models.ECodeUnauthenticated {
-			return s.showLogin(c, http.StatusUnauthorized, "That is not a live operator token.")
+			return s.renderLoginPage(c, http.StatusUnauthorized, "That is not a live operator token.")
 		}
 		return err
 	}
@@ -59,15 +59,4 @@ func (s *Server) setSession(c echo.Context, cookie string) {
 		Name: SessionCookie, Value: cookie, Path: "/", HttpOnly: true, Secure: s.secureCookies(),
 		SameSite: http.SameSiteLaxMode, MaxAge: int(models.SessionTTL.Seconds()),
 	})
-}
-
-// showLogin renders the login form; the page replaces this plain one.
-func (s *Server) showLogin(c echo.Context, status int, msg string) error {
-	if s.renderLogin != nil {
-		return s.renderLogin(c, status, msg)
-	}
-	body := `<!doctype html><title>Gatehouse login</title><form method="post" action="/login">` +
-		`<p>` + htmlEscape(msg) + `</p><label>Operator token <input name="token" type="password" autocomplete="off"></label>` +
-		`<button type="submit">Log in</button></form>`
-	return c.HTML(status, body)
 }

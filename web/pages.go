@@ -21,7 +21,7 @@ type pages struct {
 }
 
 // pageRoutes mounts the page (inbox, request page, login form, static files,
-// websocket) and makes errors and the login form render as HTML for browsers.
+// websocket).
 func (s *Server) pageRoutes(feed models.Subscriber) error {
 	hashes, err := static.Hashes()
 	if err != nil {
@@ -40,8 +40,6 @@ func (s *Server) pageRoutes(feed models.Subscriber) error {
 	if feed != nil {
 		p.hub = newHub(s, feed) // started by the first page that connects
 	}
-	s.renderLogin = s.renderLoginPage
-	s.renderPageError = s.renderErrorPage
 
 	e := s.echo
 	e.Use(s.securityHeaders)

@@ -4,7 +4,6 @@ package web
 
 import (
 	"context"
-	"html"
 	"net/http"
 	"net/url"
 	"strings"
@@ -106,11 +105,6 @@ type Server struct {
 	closeOnce sync.Once
 	closing   chan struct{} // closed when the server stops: releases every wait
 
-	// renderPageError, when set by the page, renders errors for browsers.
-	renderPageError func(c echo.Context, status int, body errorBody) error
-	// renderLogin, when set by the page, renders the login form.
-	renderLogin func(c echo.Context, status int, msg string) error
-
 	pages   *pages         // the operator's page and its live hub
 	bg      sync.WaitGroup // the server's own goroutines (the hub); Close waits for them
 	bgMu    sync.Mutex     // orders starting a goroutine in bg with Close
@@ -206,5 +200,3 @@ func (s *Server) healthz(c echo.Context) error {
 	}
 	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
 }
-
-func htmlEscape(s string) string { return html.EscapeString(s) }
