@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"strconv"
 	"time"
+
+	"github.com/gatehousehq/gatehouse/internal/retry"
 )
 
 // Runtime is a registered runtime as the server shows it.
@@ -121,7 +123,7 @@ func (l *PullLoop) Run(ctx context.Context) error {
 	if first <= 0 {
 		first = time.Second
 	}
-	pause := first
+	pauses := retry.New(first, 30*time.Second)
 	for {
 		next, err := l.once(ctx, cursor, wait)
 		if next != cursor && l.SaveCursor != nil {
@@ -134,9 +136,10 @@ func (l *PullLoop) Run(ctx context.Context) error {
 			return ctx.Err()
 		}
 		if err == nil {
-			pause = first
+			pauses.Reset()
 			continue
 		}
+		pause := pauses.NextBackOff()
 		if e, ok := err.(*Error); ok && e.RetryAfter > 0 {
 			pause = max(pause, e.RetryAfter)
 		}
@@ -145,7 +148,6 @@ func (l *PullLoop) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-		pause = min(pause*2, 30*time.Second)
 	}
 }
 

@@ -1,4 +1,4 @@
-package web_test
+package forward_test
 
 import (
 	"context"
@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/gatehousehq/gatehouse/client"
+	"github.com/gatehousehq/gatehouse/forward"
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/gatehousehq/gatehouse/models/modelstest"
-	"github.com/gatehousehq/gatehouse/web"
 )
 
 var bg = context.Background()
@@ -86,7 +86,7 @@ func newRuntimeServer(t *testing.T, key *models.ServerKey, register func(callbac
 func startForwarder(t *testing.T, s *models.Store, changes *models.Changes, key *models.ServerKey, backoff time.Duration) (<-chan attempt, func()) {
 	t.Helper()
 	events := make(chan attempt, 64)
-	fw := &web.Forwarder{Store: s, Changes: changes, Key: key, Now: s.Now, Backoff: backoff, MaxBackoff: 4 * backoff,
+	fw := &forward.Forwarder{Store: s, Changes: changes, Key: key, Now: s.Now, Backoff: backoff, MaxBackoff: 4 * backoff,
 		Attempted: func(f models.Forward, a models.Attempt) { events <- attempt{f, a} }}
 	ctx, cancel := context.WithCancel(bg)
 	done := make(chan struct{})
@@ -138,7 +138,7 @@ func (g *forwardRig) decided(t *testing.T, runtimeID string) *models.Request {
 		t.Fatal(err)
 	}
 	note := "go ahead"
-	r, err = g.s.Decide(bg, r.ID, models.Decision{Version: 1, Option: "once", Note: &note, By: "operator:o", Via: "api"}, g.s.ForwardHook())
+	r, err = g.s.Decide(bg, r.ID, models.Decision{Version: 1, Option: "once", Note: &note, By: "operator:o", Via: "api"})
 	if err != nil {
 		t.Fatal(err)
 	}
