@@ -43,7 +43,7 @@ type Config struct {
 	HUP       <-chan os.Signal
 
 	DefaultExpiry, MaxExpiry time.Duration // 0: the store's defaults
-	Web                      web.Config    // waiter caps and test hooks; BaseURL is set from BaseURL
+	Web                      web.Config    // waiter caps and test hooks; its BaseURL stands in for an empty BaseURL
 	Forward                  ForwardConfig
 	// Stdout receives the listening line and the first login URL; nil: discard.
 	Stdout io.Writer
@@ -136,6 +136,9 @@ func New(cfg Config) (_ *App, err error) {
 	}
 	if a.ln, err = net.Listen("tcp", addr); err != nil {
 		return nil, err
+	}
+	if a.cfg.BaseURL == "" {
+		a.cfg.BaseURL = cfg.Web.BaseURL
 	}
 	if a.cfg.BaseURL == "" {
 		a.cfg.BaseURL = "http://" + a.ln.Addr().String()

@@ -2,9 +2,7 @@ package forward_test
 
 import (
 	"context"
-	"crypto/ed25519"
 	"net/http"
-	"net/http/httptest"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -12,15 +10,12 @@ import (
 
 	"github.com/gatehousehq/gatehouse/client"
 	"github.com/gatehousehq/gatehouse/forward"
+	"github.com/gatehousehq/gatehouse/forward/forwardtest"
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/gatehousehq/gatehouse/models/modelstest"
 )
 
 var bg = context.Background()
-
-// capWait bounds every wait on an event, so a broken forwarder fails the test
-// instead of hanging it; it is not a timing assertion.
-const capWait = 20 * time.Second
 
 type attempt struct {
 	f models.Forward
@@ -29,58 +24,12 @@ type attempt struct {
 
 func next[T any](t *testing.T, ch <-chan T, what string) T {
 	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(capWait):
-		t.Fatalf("no %s", what)
-		panic("unreachable")
-	}
+	return forwardtest.Next(t, ch, what)
 }
 
-// runtimeServer is a real HTTP server playing a runtime with client.Handler.
-// register registers the runtime with the server's callback URL and returns its
-// id (the handler accepts forwards for it only). before, when set, may answer a
-// call itself (return true) instead of the handler.
-type runtimeServer struct {
-	*httptest.Server
-	runtimeID string
-	calls     atomic.Int32
-	decisions chan client.Decision
-}
+type runtimeServer = forwardtest.Runtime
 
-func newRuntimeServer(t *testing.T, key *models.ServerKey, register func(callback string) string, before func(n int, w http.ResponseWriter, r *http.Request) bool, decide func(ctx context.Context, d client.Decision) error) *runtimeServer {
-	t.Helper()
-	rs := &runtimeServer{decisions: make(chan client.Decision, 16)}
-	h := &client.Handler{
-		Keys: map[string]ed25519.PublicKey{key.ID: ed25519.PublicKey(key.Public)},
-		OnDecision: func(ctx context.Context, d client.Decision) error {
-			if decide != nil {
-				if err := decide(ctx, d); err != nil {
-					return err
-				}
-			}
-			rs.decisions <- d
-			return nil
-		},
-	}
-	rs.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		n := int(rs.calls.Add(1))
-		if r.URL.Path != client.DecidePath {
-			http.NotFound(w, r)
-			return
-		}
-		if before != nil && before(n, w, r) {
-			return
-		}
-		h.ServeHTTP(w, r)
-	}))
-	t.Cleanup(rs.Close)
-	rs.runtimeID = register("http://" + rs.Listener.Addr().String())
-	h.RuntimeID = rs.runtimeID
-	rs.Start()
-	return rs
-}
+var newRuntimeServer = forwardtest.NewRuntime
 
 // startForwarder runs a forwarder with short backoffs; stop waits for it to end.
 func startForwarder(t *testing.T, s *models.Store, changes *models.Changes, key *models.ServerKey, backoff time.Duration) (<-chan attempt, func()) {
@@ -181,8 +130,8 @@ func TestForwarder(t *testing.T) {
 			rs := newRuntimeServer(t, g.key, g.register(t), nil, nil)
 			events, stop := startForwarder(t, s, changes, g.key, time.Millisecond)
 			defer stop()
-			r := g.decided(t, rs.runtimeID)
-			got := next(t, rs.decisions, "decision at the runtime")
+			r := g.decided(t, rs.RuntimeID)
+			got := next(t, rs.Decisions, "decision at the runtime")
 			if got.RequestID != r.ID || got.Version != 2 || *got.Decision != "once" || *got.Note != "go ahead" {
 				t.Fatalf("runtime got %+v", got)
 			}
@@ -201,7 +150,7 @@ func TestForwarder(t *testing.T) {
 			rs := newRuntimeServer(t, g.key, g.register(t), nil, func(context.Context, client.Decision) error { return client.ErrGone })
 			events, stop := startForwarder(t, s, changes, g.key, time.Millisecond)
 			defer stop()
-			r := g.decided(t, rs.runtimeID)
+			r := g.decided(t, rs.RuntimeID)
 			if e := next(t, events, "attempt"); e.a.State != models.ActuationConflict || e.a.HTTPStatus != 409 {
 				t.Fatalf("attempt = %+v", e.a)
 			}
@@ -227,7 +176,7 @@ func TestForwarder(t *testing.T) {
 			}, nil)
 			events, stop := startForwarder(t, s, changes, g.key, time.Millisecond)
 			defer stop()
-			r := g.decided(t, rs.runtimeID)
+			r := g.decided(t, rs.RuntimeID)
 			first, second, third := next(t, events, "attempt 1"), next(t, events, "attempt 2"), next(t, events, "attempt 3")
 			if first.a.State != models.ActuationPending || first.a.HTTPStatus != 0 || first.a.Error == "" {
 				t.Fatalf("attempt 1 = %+v, want a network error retried", first.a)
@@ -267,7 +216,7 @@ func TestForwarderGivesUpAtTheDeadline(t *testing.T) {
 		// A long backoff: the retry after the first failure lands at the deadline.
 		events, stop := startForwarder(t, s, changes, g.key, time.Hour)
 		defer stop()
-		r := g.decided(t, rs.runtimeID)
+		r := g.decided(t, rs.RuntimeID)
 		first := next(t, events, "attempt 1")
 		if first.a.State != models.ActuationPending || !first.a.NextAt.Equal(first.f.Deadline) {
 			t.Fatalf("attempt 1 = %+v, want a retry at the deadline %v", first.a, first.f.Deadline)
@@ -328,7 +277,7 @@ func TestForwarderSurvivesRestart(t *testing.T) {
 			return nil
 		})
 		_, stop1 := startForwarder(t, s1, changes1, g.key, time.Millisecond)
-		r := g.decided(t, rs.runtimeID)
+		r := g.decided(t, rs.RuntimeID)
 		next(t, (<-chan struct{})(inFlight), "first call at the runtime")
 		stop1()
 		f, err := s1.ForwardOf(bg, r.ID, 2)
@@ -356,7 +305,7 @@ func TestForwarderSurvivesRestart(t *testing.T) {
 		if e := next(t, events, "attempt after restart"); e.a.State != models.ActuationDelivered {
 			t.Fatalf("after restart: %+v", e.a)
 		}
-		got := next(t, rs.decisions, "decision at the runtime")
+		got := next(t, rs.Decisions, "decision at the runtime")
 		if got.RequestID != r.ID || got.Version != 2 {
 			t.Fatalf("runtime got %+v", got)
 		}

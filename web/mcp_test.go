@@ -328,7 +328,7 @@ func TestMCPAuth(t *testing.T) {
 			if tc.token != "" {
 				req.Header.Set("Authorization", "Bearer "+tc.token)
 			}
-			resp, err := env.HTTP.Client().Do(req)
+			resp, err := env.HTTP.Do(req)
 			if err != nil {
 				t.Fatal(err)
 			}

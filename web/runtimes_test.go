@@ -6,22 +6,39 @@ import (
 	"encoding/base64"
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/app"
 	"github.com/gatehousehq/gatehouse/client"
+	"github.com/gatehousehq/gatehouse/forward/forwardtest"
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/gatehousehq/gatehouse/models/modelstest"
 	"github.com/gatehousehq/gatehouse/web"
+	"github.com/gatehousehq/gatehouse/web/webtest"
 )
 
+var bg = context.Background()
+
+type attempt struct {
+	f models.Forward
+	a models.Attempt
+}
+
+func next[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	return forwardtest.Next(t, ch, what)
+}
+
+// apiRig is the whole service through the ordinary test helper (the
+// production assembly), with its forwarder's attempts reported on attempts.
 type apiRig struct {
-	s       *models.Store
-	changes *models.Changes
-	key     *models.ServerKey
-	url     string
+	s        *models.Store
+	changes  *models.Changes
+	key      *models.ServerKey
+	url      string
+	attempts chan attempt
 }
 
 // newAPI serves the whole API on a real HTTP server, wired as serve wires it.
@@ -33,19 +50,12 @@ func newAPI(t *testing.T, dialect string) *apiRig {
 // newAPIConfig is newAPI with server settings (test hooks).
 func newAPIConfig(t *testing.T, dialect string, cfg web.Config) *apiRig {
 	t.Helper()
-	s, changes := modelstest.Store(t, dialect)
-	key, err := s.SigningKey(bg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := web.New(cfg, web.Deps{Store: s, Watcher: changes, DecisionHooks: []models.DecisionHook{s.ForwardHook()},
-		Runtimes: s, Changes: changes})
-	if err != nil {
-		t.Fatal(err)
-	}
-	api := httptest.NewServer(srv.Handler())
-	t.Cleanup(func() { srv.Close(); api.Close() })
-	return &apiRig{s: s, changes: changes, key: key, url: api.URL}
+	events := make(chan attempt, 64)
+	e := webtest.NewApp(t, app.Config{Database: modelstest.URL(t, dialect), Web: cfg, Forward: app.ForwardConfig{
+		Backoff: time.Millisecond, MaxBackoff: 4 * time.Millisecond,
+		Attempted: func(f models.Forward, a models.Attempt) { events <- attempt{f, a} },
+	}})
+	return &apiRig{s: e.Store, changes: e.Changes, key: e.App.Key, url: e.URL, attempts: events}
 }
 
 func (g *apiRig) as(t *testing.T, role string) *client.Client {
@@ -155,15 +165,14 @@ func TestWaitersAreNotHeldForForwarding(t *testing.T) {
 			}
 			return rt.ID
 		}
-		rs := newRuntimeServer(t, g.key, register, nil, func(context.Context, client.Decision) error {
+		rs := forwardtest.NewRuntime(t, g.key, register, nil, func(context.Context, client.Decision) error {
 			entered <- struct{}{}
 			<-release // the runtime is slow to act
 			return nil
 		})
 		defer close(release)
-		rid := rs.runtimeID
-		events, stop := startForwarder(t, g.s, g.changes, g.key, time.Millisecond)
-		defer stop()
+		rid := rs.RuntimeID
+		events := g.attempts
 		r, err := rtc.File(bg, client.NewRequest{Title: "git push", Options: allowDeny(), RuntimeID: &rid}, "")
 		if err != nil {
 			t.Fatal(err)
