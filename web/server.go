@@ -144,14 +144,14 @@ func New(cfg Config, d Deps) (*Server, error) {
 	e.Use(middleware.Recover())
 	e.Use(middleware.BodyLimit(cfg.BodyLimit))
 	s.echo = e
-	s.routes()
 	feed := d.Changes
 	if feed == nil {
 		feed, _ = d.Watcher.(models.Subscriber)
 	}
-	if err := s.pageRoutes(feed); err != nil {
+	if err := s.setupPages(feed); err != nil {
 		return nil, err
 	}
+	s.routes()
 	return s, nil
 }
 
@@ -182,7 +182,8 @@ func (s *Server) BaseURL() string { return s.baseURL.String() }
 // secureCookies reports whether cookies must be Secure.
 func (s *Server) secureCookies() bool { return s.baseURL.Scheme == "https" }
 
-// healthz answers liveness and, when a database is wired, readiness.
+// healthz answers liveness and, when a database is wired, readiness: {"status":"ok"},
+// or the usual error shape with 503.
 func (s *Server) healthz(c echo.Context) error {
 	if s.db != nil {
 		ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
@@ -192,7 +193,7 @@ func (s *Server) healthz(c echo.Context) error {
 			err = sqlDB.PingContext(ctx)
 		}
 		if err != nil {
-			return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "detail": "database unreachable"})
+			return models.Errorf(codeUnavailable, "database unreachable")
 		}
 	}
 	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
