@@ -173,10 +173,11 @@ func (a *App) openStore() error {
 		return nil
 	}
 	a.Changes = models.NewChanges()
-	var err error
-	if a.Store, a.closeDB, err = OpenStore(a.cfg.Database, a.Changes, true); err != nil {
+	store, closeDB, err := OpenStore(a.cfg.Database, a.Changes, true)
+	if err != nil {
 		return err
 	}
+	a.Store, a.closeDB = store, closeDB
 	return a.listenAcrossReplicas()
 }
 
