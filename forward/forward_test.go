@@ -17,11 +17,6 @@ import (
 
 var bg = context.Background()
 
-type attempt struct {
-	f models.Forward
-	a models.Attempt
-}
-
 func next[T any](t *testing.T, ch <-chan T, what string) T {
 	t.Helper()
 	return forwardtest.Next(t, ch, what)
@@ -32,11 +27,11 @@ type runtimeServer = forwardtest.Runtime
 var newRuntimeServer = forwardtest.NewRuntime
 
 // startForwarder runs a forwarder with short backoffs; stop waits for it to end.
-func startForwarder(t *testing.T, s *models.Store, changes *models.Changes, key *models.ServerKey, backoff time.Duration) (<-chan attempt, func()) {
+func startForwarder(t *testing.T, s *models.Store, changes *models.Changes, key *models.ServerKey, backoff time.Duration) (<-chan forwardtest.Attempt, func()) {
 	t.Helper()
-	events := make(chan attempt, 64)
+	events, attempted := forwardtest.Attempts()
 	fw := &forward.Forwarder{Store: s, Changes: changes, Key: key, Now: s.Now, Backoff: backoff, MaxBackoff: 4 * backoff,
-		Attempted: func(f models.Forward, a models.Attempt) { events <- attempt{f, a} }}
+		Attempted: attempted}
 	ctx, cancel := context.WithCancel(bg)
 	done := make(chan struct{})
 	go func() { fw.Run(ctx); close(done) }()
@@ -135,8 +130,8 @@ func TestForwarder(t *testing.T) {
 			if got.RequestID != r.ID || got.Version != 2 || *got.Decision != "once" || *got.Note != "go ahead" {
 				t.Fatalf("runtime got %+v", got)
 			}
-			if e := next(t, events, "attempt"); e.a.State != models.ActuationDelivered || e.a.HTTPStatus != 200 {
-				t.Fatalf("attempt = %+v", e.a)
+			if e := next(t, events, "attempt"); e.A.State != models.ActuationDelivered || e.A.HTTPStatus != 200 {
+				t.Fatalf("attempt = %+v", e.A)
 			}
 			if state, n := g.actuation(t, r.ID); state != models.ActuationDelivered || n != 1 {
 				t.Fatalf("actuation = %s/%d", state, n)
@@ -151,8 +146,8 @@ func TestForwarder(t *testing.T) {
 			events, stop := startForwarder(t, s, changes, g.key, time.Millisecond)
 			defer stop()
 			r := g.decided(t, rs.RuntimeID)
-			if e := next(t, events, "attempt"); e.a.State != models.ActuationConflict || e.a.HTTPStatus != 409 {
-				t.Fatalf("attempt = %+v", e.a)
+			if e := next(t, events, "attempt"); e.A.State != models.ActuationConflict || e.A.HTTPStatus != 409 {
+				t.Fatalf("attempt = %+v", e.A)
 			}
 			if state, n := g.actuation(t, r.ID); state != models.ActuationConflict || n != 1 {
 				t.Fatalf("actuation = %s/%d", state, n)
@@ -178,14 +173,14 @@ func TestForwarder(t *testing.T) {
 			defer stop()
 			r := g.decided(t, rs.RuntimeID)
 			first, second, third := next(t, events, "attempt 1"), next(t, events, "attempt 2"), next(t, events, "attempt 3")
-			if first.a.State != models.ActuationPending || first.a.HTTPStatus != 0 || first.a.Error == "" {
-				t.Fatalf("attempt 1 = %+v, want a network error retried", first.a)
+			if first.A.State != models.ActuationPending || first.A.HTTPStatus != 0 || first.A.Error == "" {
+				t.Fatalf("attempt 1 = %+v, want a network error retried", first.A)
 			}
-			if second.a.State != models.ActuationPending || second.a.HTTPStatus != 503 {
-				t.Fatalf("attempt 2 = %+v, want a 503 retried", second.a)
+			if second.A.State != models.ActuationPending || second.A.HTTPStatus != 503 {
+				t.Fatalf("attempt 2 = %+v, want a 503 retried", second.A)
 			}
-			if third.a.State != models.ActuationDelivered {
-				t.Fatalf("attempt 3 = %+v, want delivered", third.a)
+			if third.A.State != models.ActuationDelivered {
+				t.Fatalf("attempt 3 = %+v, want delivered", third.A)
 			}
 			if state, n := g.actuation(t, r.ID); state != models.ActuationDelivered || n != 3 {
 				t.Fatalf("actuation = %s/%d", state, n)
@@ -218,8 +213,8 @@ func TestForwarderGivesUpAtTheDeadline(t *testing.T) {
 		defer stop()
 		r := g.decided(t, rs.RuntimeID)
 		first := next(t, events, "attempt 1")
-		if first.a.State != models.ActuationPending || !first.a.NextAt.Equal(first.f.Deadline) {
-			t.Fatalf("attempt 1 = %+v, want a retry at the deadline %v", first.a, first.f.Deadline)
+		if first.A.State != models.ActuationPending || !first.A.NextAt.Equal(first.F.Deadline) {
+			t.Fatalf("attempt 1 = %+v, want a retry at the deadline %v", first.A, first.F.Deadline)
 		}
 		offset.Store(int64(models.MinForwardWindow + time.Minute))
 		// Any committed decision wakes the forwarder; it finds the row due.
@@ -230,8 +225,8 @@ func TestForwarderGivesUpAtTheDeadline(t *testing.T) {
 		if _, err := s.Decide(bg, other.ID, models.Decision{Version: 1, Option: "ok", By: "operator:o", Via: "api"}); err != nil {
 			t.Fatal(err)
 		}
-		if last := next(t, events, "attempt 2"); last.a.State != models.ActuationFailed {
-			t.Fatalf("attempt 2 = %+v, want failed", last.a)
+		if last := next(t, events, "attempt 2"); last.A.State != models.ActuationFailed {
+			t.Fatalf("attempt 2 = %+v, want failed", last.A)
 		}
 		if state, n := g.actuation(t, r.ID); state != models.ActuationFailed || n != 2 {
 			t.Fatalf("actuation = %s/%d", state, n)
@@ -302,8 +297,8 @@ func TestForwarderSurvivesRestart(t *testing.T) {
 		}
 		events, stop2 := startForwarder(t, s2, changes2, key2, time.Millisecond)
 		defer stop2()
-		if e := next(t, events, "attempt after restart"); e.a.State != models.ActuationDelivered {
-			t.Fatalf("after restart: %+v", e.a)
+		if e := next(t, events, "attempt after restart"); e.A.State != models.ActuationDelivered {
+			t.Fatalf("after restart: %+v", e.A)
 		}
 		got := next(t, rs.Decisions, "decision at the runtime")
 		if got.RequestID != r.ID || got.Version != 2 {

@@ -21,11 +21,6 @@ import (
 
 var bg = context.Background()
 
-type attempt struct {
-	f models.Forward
-	a models.Attempt
-}
-
 func next[T any](t *testing.T, ch <-chan T, what string) T {
 	t.Helper()
 	return forwardtest.Next(t, ch, what)
@@ -38,7 +33,7 @@ type apiRig struct {
 	changes  *models.Changes
 	key      *models.ServerKey
 	url      string
-	attempts chan attempt
+	attempts <-chan forwardtest.Attempt
 }
 
 // newAPI serves the whole API on a real HTTP server, wired as serve wires it.
@@ -50,10 +45,10 @@ func newAPI(t *testing.T, dialect string) *apiRig {
 // newAPIConfig is newAPI with server settings (test hooks).
 func newAPIConfig(t *testing.T, dialect string, cfg web.Config) *apiRig {
 	t.Helper()
-	events := make(chan attempt, 64)
+	events, attempted := forwardtest.Attempts()
 	e := webtest.NewApp(t, app.Config{Database: modelstest.URL(t, dialect), Web: cfg, Forward: app.ForwardConfig{
 		Backoff: time.Millisecond, MaxBackoff: 4 * time.Millisecond,
-		Attempted: func(f models.Forward, a models.Attempt) { events <- attempt{f, a} },
+		Attempted: attempted,
 	}})
 	return &apiRig{s: e.Store, changes: e.Changes, key: e.App.Key, url: e.URL, attempts: events}
 }
@@ -196,8 +191,8 @@ func TestWaitersAreNotHeldForForwarding(t *testing.T) {
 			t.Fatalf("wait = %+v", w)
 		}
 		release <- struct{}{}
-		if e := next(t, events, "attempt"); e.a.State != models.ActuationDelivered {
-			t.Fatalf("attempt = %+v", e.a)
+		if e := next(t, events, "attempt"); e.A.State != models.ActuationDelivered {
+			t.Fatalf("attempt = %+v", e.A)
 		}
 		got, err := op.Get(bg, r.ID)
 		if err != nil || got.Actuation.State != models.ActuationDelivered || got.Actuation.Attempts != 1 || got.Version != 2 {

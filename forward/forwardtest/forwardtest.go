@@ -75,3 +75,15 @@ func NewRuntime(t testing.TB, key *models.ServerKey, register func(callback stri
 	rs.Start()
 	return rs
 }
+
+// Attempt is one recorded attempt, as Forwarder.Attempted reports it.
+type Attempt struct {
+	F models.Forward
+	A models.Attempt
+}
+
+// Attempts returns a channel of attempts and the Attempted hook that feeds it.
+func Attempts() (<-chan Attempt, func(models.Forward, models.Attempt)) {
+	ch := make(chan Attempt, 64)
+	return ch, func(f models.Forward, a models.Attempt) { ch <- Attempt{f, a} }
+}
