@@ -133,7 +133,7 @@ func TestRuntimeCommand(t *testing.T) {
 			}
 			via := map[string]string{"--pull": "pull"}[mode[0]]
 			if via == "" {
-				via = "push"
+				via = "callback"
 			}
 			if got.Via != via || got.RequestID != id || got.Version != 2 || got.Decision != "once" {
 				t.Fatalf("printed %s", line)
