@@ -22,7 +22,6 @@ func next[T any](t *testing.T, ch <-chan T, what string) T {
 	return forwardtest.Next(t, ch, what)
 }
 
-type runtimeServer = forwardtest.Runtime
 
 var newRuntimeServer = forwardtest.NewRuntime
 
