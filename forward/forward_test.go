@@ -22,7 +22,6 @@ func next[T any](t *testing.T, ch <-chan T, what string) T {
 	return forwardtest.Next(t, ch, what)
 }
 
-
 var newRuntimeServer = forwardtest.NewRuntime
 
 // startForwarder runs a forwarder with short backoffs; stop waits for it to end.
