@@ -3,6 +3,8 @@ package gate_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -313,4 +315,37 @@ func (b *syncBuffer) Bytes() []byte {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return append([]byte(nil), b.buf.Bytes()...)
+}
+
+// call is a raw call to Gatehouse with a bearer token.
+func (g *gatehouse) call(t *testing.T, method, path, token, body string) answer {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), guard)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, g.srv.URL+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := g.srv.Client().Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return answer{Status: resp.StatusCode, Body: b, Header: resp.Header}
+}
+
+// upstreamPort is the upstream's port, as grants name it.
+func (e *env) upstreamPort(t *testing.T) string {
+	t.Helper()
+	u, _ := url.Parse(e.up.srv.URL)
+	return u.Port()
+}
+
+// sha is the hex SHA-256 of s.
+func sha(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
 }
