@@ -78,13 +78,20 @@ type gatehouse struct {
 	runtime  string // the gate's token
 	operator string
 	agent    string // the agent's own token: it is on the same machine
+	parked   chan struct{} // one value each time a long-poll starts to wait
 }
 
 func newGatehouse(t *testing.T) *gatehouse {
 	t.Helper()
 	store, changes := modelstest.Store(t, "sqlite")
-	g := &gatehouse{store: store, srv: httptest.NewUnstartedServer(nil)}
-	s, err := web.New(web.Config{BaseURL: "http://" + g.srv.Listener.Addr().String()},
+	g := &gatehouse{store: store, srv: httptest.NewUnstartedServer(nil), parked: make(chan struct{}, 1024)}
+	parked := func() {
+		select {
+		case g.parked <- struct{}{}:
+		default:
+		}
+	}
+	s, err := web.New(web.Config{BaseURL: "http://" + g.srv.Listener.Addr().String(), OnWaitStart: parked},
 		web.Deps{Store: store, Watcher: changes, DB: store.DB, Grants: store})
 	if err != nil {
 		t.Fatal(err)
