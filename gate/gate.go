@@ -18,6 +18,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gatehousehq/gatehouse/client"
 )
@@ -27,6 +28,8 @@ import (
 type Grants interface {
 	ClaimPending(ctx context.Context, t client.PendingTarget) (*client.Claim, error)
 	FilePending(ctx context.Context, t client.PendingTarget) (*client.PendingFiled, error)
+	GetPending(ctx context.Context, id string) (*client.PendingStatus, error)
+	WaitPending(ctx context.Context, id string, timeout time.Duration) (*client.PendingStatus, error)
 }
 
 // DefaultMaxBody bounds a request body the gate reads, hashes and forwards.
@@ -122,6 +125,10 @@ type exchange struct {
 // ServeHTTP judges one request: a grant approved for exactly this request is
 // claimed and forwarded once; otherwise the rules allow, deny or ask.
 func (g *Gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, WaitPrefix) {
+		g.serveWait(w, r)
+		return
+	}
 	x, ok := g.read(w, r)
 	if !ok {
 		return
@@ -156,7 +163,9 @@ func (g *Gate) settleClaim(w http.ResponseWriter, r *http.Request, x *exchange, 
 		g.outcome("released", r, x, "pending_id", c.PendingID, "request_id", c.RequestID)
 		g.forward(w, r, x)
 	case c.Code == client.ClaimApprovalPending:
-		g.outcome("pending", r, x, "pending_id", pendingID(c.Refusal), "filed", false)
+		id := pendingID(c.Refusal)
+		g.outcome("pending", r, x, "pending_id", id, "filed", false)
+		w.Header().Set(WaitHeader, waitURL(r, id))
 		handOn(w, c.Refusal)
 	case c.Code == client.ClaimApprovalDenied || c.Code == client.ClaimApprovalExpired:
 		g.outcome("refused", r, x, "pending_id", pendingID(c.Refusal), "reason", c.Code)
@@ -199,6 +208,7 @@ func (g *Gate) ask(w http.ResponseWriter, r *http.Request, x *exchange, rule str
 	}
 	if f.Status == "pending" {
 		g.outcome("pending", r, x, "pending_id", f.PendingID, "request_id", f.RequestID, "rule", rule, "filed", true)
+		w.Header().Set(WaitHeader, waitURL(r, f.PendingID))
 	} else {
 		g.outcome("refused", r, x, "pending_id", f.PendingID, "request_id", f.RequestID, "rule", rule, "reason", f.Status)
 	}
