@@ -58,7 +58,7 @@ func TestAgentCannotApproveItself(t *testing.T) {
 		before := len(e.up.Hits())
 		a := e.send(t, "PUT", mergePath, mergeBody,
 			"Authorization", "token ghp_agent-own", // a second Authorization value
-			"Connection", "Authorization",          // ask the proxy to drop the gate's credential
+			"Connection", "Authorization", // ask the proxy to drop the gate's credential
 			"Proxy-Authorization", "Basic YWdlbnQ6eA==")
 		if a.Status != 200 {
 			t.Fatalf("the approved request: %d %s", a.Status, a.Body)

@@ -77,7 +77,7 @@ type gatehouse struct {
 	store    *models.Store
 	runtime  string // the gate's token
 	operator string
-	agent    string // the agent's own token: it is on the same machine
+	agent    string        // the agent's own token: it is on the same machine
 	parked   chan struct{} // one value each time a long-poll starts to wait
 }
 
