@@ -235,3 +235,22 @@ func TestBodyLimit(t *testing.T) {
 		t.Fatalf("upstream hits: %d, want only the one within the limit", n)
 	}
 }
+
+// TestRestartLosesNothing: the grant lives in Gatehouse, so a gate started
+// after the approval releases the retry as the first would have.
+func TestRestartLosesNothing(t *testing.T) {
+	e := newEnv(t)
+	id, req := e.ask(t, "PUT", mergePath, mergeBody)
+	e.gh.decide(t, req, "approve")
+	e.gate.Close()
+	restarted := e.beside(t, e.up, nil)
+	if a := restarted.send(t, "PUT", mergePath, mergeBody); a.Status != 200 {
+		t.Fatalf("retry through the restarted gate: %d %s", a.Status, a.Body)
+	}
+	if n := len(e.up.Hits()); n != 1 {
+		t.Fatalf("upstream hits %d", n)
+	}
+	if l := restarted.outcomes(t, "released"); len(l) != 1 || l[0]["pending_id"] != id {
+		t.Fatalf("released log: %v", l)
+	}
+}

@@ -8,7 +8,10 @@ import (
 
 // writeError answers in Gatehouse's error shape.
 func writeError(w http.ResponseWriter, status int, code, detail string) {
-	b, _ := json.Marshal(map[string]string{"error": code, "detail": detail})
+	b, _ := json.Marshal(struct {
+		Error  string `json:"error"`
+		Detail string `json:"detail"`
+	}{code, detail})
 	writeJSON(w, status, b)
 }
 

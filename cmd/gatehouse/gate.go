@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -27,6 +28,8 @@ type gateConfig struct {
 	url      string
 	token    string
 	rulesSrc string
+	tlsCert  string // with tlsKey: serve HTTPS, for clients such as gh that insist on it
+	tlsKey   string
 }
 
 // listFlag collects a repeated flag.
@@ -48,6 +51,8 @@ func parseGate(args []string, getenv func(string) (string, bool), stderr io.Writ
 	upstream := fs.String("upstream", "", "the API behind the gate, e.g. https://api.github.com (required)")
 	fs.StringVar(&cfg.gate.Sandbox, "sandbox", "", "the sandbox identifier grants are bound to (required)")
 	fs.StringVar(&cfg.rulesSrc, "rules", "", "rules file (YAML); without one every request asks")
+	fs.StringVar(&cfg.tlsCert, "tls-cert", "", "serve HTTPS with this certificate (PEM), with --tls-key")
+	fs.StringVar(&cfg.tlsKey, "tls-key", "", "the certificate's private key (PEM)")
 	maxBody := fs.String("max-body", "10MiB", "largest request body the gate accepts (413 beyond)")
 	var creds, strip listFlag
 	fs.Var(&creds, "credential", "'Header: value' added upstream, $VARS from the gate's environment (repeatable)")
@@ -105,6 +110,14 @@ func parseGate(args []string, getenv func(string) (string, bool), stderr io.Writ
 	if cfg.token == "" {
 		return fail("a runtime token is required: --token or GATEHOUSE_TOKEN")
 	}
+	if (cfg.tlsCert == "") != (cfg.tlsKey == "") {
+		return fail("--tls-cert and --tls-key go together")
+	}
+	if cfg.tlsCert != "" {
+		if _, err := tls.LoadX509KeyPair(cfg.tlsCert, cfg.tlsKey); err != nil {
+			return fail("--tls-cert/--tls-key: %v", err)
+		}
+	}
 	cfg.gate.Rules = &gate.Rules{}
 	if cfg.rulesSrc != "" {
 		if cfg.gate.Rules, err = gate.LoadRules(cfg.rulesSrc); err != nil {
@@ -147,11 +160,17 @@ func serveGate(ctx context.Context, cfg gateConfig, stdout io.Writer) error {
 		return err
 	}
 	srv := &http.Server{Handler: g, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(cfg.gate.Logger.Handler(), slog.LevelWarn)}
+	scheme := "http"
 	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(ln) }()
+	if cfg.tlsCert != "" {
+		scheme = "https"
+		go func() { serveErr <- srv.ServeTLS(ln, cfg.tlsCert, cfg.tlsKey) }()
+	} else {
+		go func() { serveErr <- srv.Serve(ln) }()
+	}
 	cfg.gate.Logger.Info("gate listening", "addr", ln.Addr().String(), "upstream", cfg.gate.Upstream.String(),
 		"sandbox", cfg.gate.Sandbox, "rules", cfg.gate.Rules.Len(), "gatehouse", cfg.url)
-	fmt.Fprintf(stdout, "gatehouse gate listening on http://%s for %s\n", ln.Addr(), cfg.gate.Upstream)
+	fmt.Fprintf(stdout, "gatehouse gate listening on %s://%s for %s\n", scheme, ln.Addr(), cfg.gate.Upstream)
 	select {
 	case err = <-serveErr:
 	case <-ctx.Done():

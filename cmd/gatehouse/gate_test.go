@@ -63,6 +63,8 @@ func TestGateFlags(t *testing.T) {
 		{"broken rules", append(base, "--rules", broken), ":3:13: action \"maybe\""},
 		{"missing rules", append(base, "--rules", "/nonexistent/gate.yaml"), "--rules"},
 		{"bad url", append(base, "--url", "localhost:8080"), `--url "localhost:8080"`},
+		{"tls cert without key", append(base, "--tls-cert", good), "--tls-cert and --tls-key go together"},
+		{"tls files that are not PEM", append(base, "--tls-cert", good, "--tls-key", good), "--tls-cert/--tls-key"},
 		{"stray argument", append(base, "extra"), `unexpected argument "extra"`},
 		{"unknown flag", append(base, "--upstreams", "x"), "-upstreams"},
 	}
