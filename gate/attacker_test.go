@@ -43,6 +43,21 @@ func TestAgentCannotApproveItself(t *testing.T) {
 			t.Fatalf("an override header reached the upstream: %v", last.Header)
 		}
 	})
+	t.Run("dot segments past an allow rule", func(t *testing.T) {
+		before := len(e.up.Hits())
+		for _, p := range []string{
+			"/repos/acme/widgets/pulls/7/merge/../../../issues/1/comments",
+			"/repos/acme/widgets/pulls/7/merge/%2e%2e/x/issues/1/comments",
+			"/repos/acme/widgets/./pulls/7/merge",
+		} {
+			if a := e.send(t, "POST", p, mergeBody); a.Status != http.StatusBadRequest {
+				t.Errorf("POST %s: %d %s", p, a.Status, a.Body)
+			}
+		}
+		if len(e.up.Hits()) != before {
+			t.Fatal("a dotted path reached the upstream")
+		}
+	})
 	if st := e.grant(t, id); st.Status != "pending" {
 		t.Fatalf("the agent moved its grant without a person: %+v", st)
 	}

@@ -19,6 +19,7 @@ func (g *Gate) forward(w http.ResponseWriter, r *http.Request, x *exchange) {
 	out.Body = io.NopCloser(bytes.NewReader(x.body))
 	out.ContentLength = int64(len(x.body))
 	out.Header = r.Header.Clone()
+	out.Trailer = nil // only judged bytes go upstream: no trailers after the body
 	if len(x.body) == 0 {
 		out.Body = http.NoBody
 	}

@@ -236,12 +236,27 @@ func (g *Gate) read(w http.ResponseWriter, r *http.Request) (*exchange, bool) {
 		writeError(w, http.StatusBadRequest, "invalid_input", "The request's path must start with /.")
 		return nil, false
 	}
+	if hasDotSegment(p) {
+		// The upstream may resolve them to a path the rules did not judge.
+		writeError(w, http.StatusBadRequest, "invalid_input", "The request's path must not contain . or .. segments.")
+		return nil, false
+	}
 	sum := sha256.Sum256(body)
 	x := &exchange{body: body, path: g.base + p}
 	x.target = client.PendingTarget{Sandbox: g.cfg.Sandbox, Method: r.Method, Host: g.host, Port: g.port,
 		Path: x.path, Query: r.URL.RawQuery, BodySHA256: hex.EncodeToString(sum[:])}
 	x.digest = Digest(x.target)
 	return x, true
+}
+
+// hasDotSegment reports a "." or ".." path segment, escaped or not.
+func hasDotSegment(escaped string) bool {
+	for seg := range strings.SplitSeq(escaped, "/") {
+		if seg = strings.ReplaceAll(strings.ToLower(seg), "%2e", "."); seg == "." || seg == ".." {
+			return true
+		}
+	}
+	return false
 }
 
 // Digest is Gatehouse's digest of a grant's request (docs/pending.md), for the
