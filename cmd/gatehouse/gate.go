@@ -155,6 +155,9 @@ func serveGate(ctx context.Context, cfg gateConfig, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := checkRuntimeToken(ctx, cfg.gate.Grants, cfg.gate.Logger); err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", cfg.listen)
 	if err != nil {
 		return err
@@ -184,4 +187,25 @@ func serveGate(ctx context.Context, cfg gateConfig, stdout io.Writer) error {
 		err = nil
 	}
 	return err
+}
+
+// checkRuntimeToken reads a grant that does not exist: a runtime token gets 404,
+// any other token 401 or 403, which stops the gate before it listens. An
+// unreachable Gatehouse does not: the gate's allow and deny work without it.
+func checkRuntimeToken(ctx context.Context, g gate.Grants, log *slog.Logger) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	_, err := g.GetPending(ctx, "gate_start_probe")
+	var ce *client.Error
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ce) && ce.Status == http.StatusNotFound:
+		return nil
+	case errors.As(err, &ce) && (ce.Status == http.StatusUnauthorized || ce.Status == http.StatusForbidden):
+		return fmt.Errorf("GATEHOUSE_TOKEN (--token) is not a runtime token Gatehouse accepts: %s", ce.Detail)
+	default:
+		log.Warn("gate cannot reach Gatehouse yet; asks answer 502 until it can", "err", err)
+		return nil
+	}
 }

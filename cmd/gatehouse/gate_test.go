@@ -159,6 +159,15 @@ func TestGateCommand(t *testing.T) {
 			t.Fatalf("upstream Authorization %q", h.Get("Authorization"))
 		}
 	})
+	t.Run("an agent token stops it", func(t *testing.T) {
+		_, agentToken, _ := store.CreateToken(context.Background(), "agent", "claude")
+		var stderr bytes.Buffer
+		code := run(context.Background(), []string{"gate", "--listen", "127.0.0.1:0", "--upstream", up.URL, "--sandbox", "sb-cmd",
+			"--token", agentToken}, nil, io.Discard, &stderr)
+		if code != 1 || !strings.Contains(stderr.String(), "not a runtime token") {
+			t.Fatalf("exit %d: %s", code, stderr.String())
+		}
+	})
 	t.Run("anything else asks Gatehouse", func(t *testing.T) {
 		code, m := do("DELETE", "/repos/acme/widgets")
 		if code != 403 || m["error"] != "approval_pending" || m["policy"] != "unmatched" {
