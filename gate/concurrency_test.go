@@ -8,12 +8,17 @@ import (
 	"time"
 
 	"github.com/gatehousehq/gatehouse/client"
+	"github.com/gatehousehq/gatehouse/models/modelstest"
 )
 
 // TestExactlyOnceUnderConcurrentRetries: 64 identical retries of an approved
 // request race; the upstream sees it once and the other 63 are refused.
 func TestExactlyOnceUnderConcurrentRetries(t *testing.T) {
-	e := newEnv(t)
+	modelstest.Each(t, exactlyOnce)
+}
+
+func exactlyOnce(t *testing.T, dialect string) {
+	e := newEnvOn(t, dialect)
 	id, req := e.ask(t, "PUT", mergePath, mergeBody)
 	e.gh.decide(t, req, "approve")
 	start := make(chan struct{})

@@ -81,9 +81,9 @@ type gatehouse struct {
 	parked   chan struct{} // one value each time a long-poll starts to wait
 }
 
-func newGatehouse(t *testing.T) *gatehouse {
+func newGatehouse(t *testing.T, dialect string) *gatehouse {
 	t.Helper()
-	store, changes := modelstest.Store(t, "sqlite")
+	store, changes := modelstest.Store(t, dialect)
 	g := &gatehouse{store: store, srv: httptest.NewUnstartedServer(nil), parked: make(chan struct{}, 1024)}
 	parked := func() {
 		select {
@@ -157,7 +157,13 @@ type option func(*gate.Config)
 
 func newEnv(t *testing.T, opts ...option) *env {
 	t.Helper()
-	e := &env{up: newUpstream(t), gh: newGatehouse(t)}
+	return newEnvOn(t, "sqlite", opts...)
+}
+
+// newEnvOn is newEnv with Gatehouse on the dialect ("sqlite" or "postgres").
+func newEnvOn(t *testing.T, dialect string, opts ...option) *env {
+	t.Helper()
+	e := &env{up: newUpstream(t), gh: newGatehouse(t, dialect)}
 	return e.start(t, e.up, nil, opts...)
 }
 
