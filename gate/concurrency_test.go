@@ -3,6 +3,7 @@ package gate_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -60,6 +61,7 @@ func exactlyOnce(t *testing.T, dialect string) {
 func TestManyPendingsLeaveTrafficUntouched(t *testing.T) {
 	const n = 100
 	e := newEnv(t)
+	idle := timeReads(t, e, n, "idle")
 	ids := make([]string, n)
 	var wg sync.WaitGroup
 	reads := make(chan answer, n)
@@ -108,12 +110,11 @@ func TestManyPendingsLeaveTrafficUntouched(t *testing.T) {
 			t.Fatalf("only %d of %d waits parked", i, n)
 		}
 	}
-	for i := range n {
-		if a := e.send(t, "GET", fmt.Sprintf("/repos/acme/widgets/issues/%d", i), ""); a.Status != 200 {
-			t.Fatalf("read %d with %d waits parked: %d %s", i, n, a.Status, a.Body)
-		}
-	}
-	if got, want := len(e.up.Hits()), 2*n; got != want {
+	loaded := timeReads(t, e, n, "loaded")
+	// Reported, not asserted: timings on a shared machine are noise-prone.
+	t.Logf("reads through the gate, p50/max: idle %v/%v; with %d pendings parked %v/%v",
+		idle[n/2], idle[n-1], n, loaded[n/2], loaded[n-1])
+	if got, want := len(e.up.Hits()), 3*n; got != want {
 		t.Fatalf("upstream hits %d, want %d reads and no merge", got, want)
 	}
 
@@ -134,4 +135,20 @@ func TestManyPendingsLeaveTrafficUntouched(t *testing.T) {
 	if a := e.send(t, "PUT", "/repos/acme/widgets/pulls/43/merge", mergeBody); a.Status != 403 {
 		t.Fatalf("an undecided merge: %d %s", a.Status, a.Body)
 	}
+}
+
+// timeReads sends n allowed reads one after another and returns their
+// durations, sorted.
+func timeReads(t *testing.T, e *env, n int, what string) []time.Duration {
+	t.Helper()
+	d := make([]time.Duration, n)
+	for i := range n {
+		start := time.Now()
+		if a := e.send(t, "GET", fmt.Sprintf("/repos/acme/widgets/issues/%d", i), ""); a.Status != 200 {
+			t.Fatalf("%s read %d: %d %s", what, i, a.Status, a.Body)
+		}
+		d[i] = time.Since(start)
+	}
+	slices.Sort(d)
+	return d
 }

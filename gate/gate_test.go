@@ -254,3 +254,26 @@ func TestRestartLosesNothing(t *testing.T) {
 		t.Fatalf("released log: %v", l)
 	}
 }
+
+// TestUpstreamBasePath: an upstream URL with a path puts the agent's path
+// below it; the rules and the grant see the path as sent upstream.
+func TestUpstreamBasePath(t *testing.T) {
+	e := newEnv(t)
+	based := e.beside(t, e.up, func(u string) string { return u + "/api/v3/" })
+	if a := based.send(t, "GET", "/repos/acme/widgets?per_page=5", ""); a.Status != 200 {
+		t.Fatalf("read: %d %s", a.Status, a.Body)
+	}
+	if h := e.up.Hits(); len(h) != 1 || h[0].URI != "/api/v3/repos/acme/widgets?per_page=5" {
+		t.Fatalf("upstream saw %+v", h)
+	}
+	// The merge rule is anchored at /repos, so below /api/v3 it is unmatched:
+	// asked all the same, under the policy that says so.
+	a := based.send(t, "PUT", mergePath, mergeBody)
+	m := a.JSON(t)
+	if a.Status != 403 || m["policy"] != "unmatched" {
+		t.Fatalf("merge: %d %s", a.Status, a.Body)
+	}
+	if l := based.outcomes(t, "pending"); len(l) != 1 || l[0]["path"] != "/api/v3"+mergePath {
+		t.Fatalf("pending log: %v", l)
+	}
+}
