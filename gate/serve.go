@@ -1,0 +1,109 @@
+package gate
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/gatehousehq/gatehouse/client"
+)
+
+// ServeHTTP judges one request: a grant approved for exactly this request is
+// claimed and forwarded once; otherwise the rules allow, deny or ask.
+func (g *Gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, WaitPrefix) {
+		g.serveWait(w, r)
+		return
+	}
+	x, ok := g.read(w, r)
+	if !ok {
+		return
+	}
+	ctx := r.Context()
+	claim, err := g.cfg.Grants.ClaimPending(ctx, x.target)
+	if err != nil {
+		// Gatehouse unreachable releases nothing; the rules still hold.
+		g.log.Warn("gate claim failed", "method", r.Method, "path", x.path, "digest", x.digest, "err", err)
+	} else if g.settleClaim(w, r, x, claim) {
+		return
+	}
+	action, rule := g.cfg.Rules.Decide(r.Method, x.path)
+	switch action {
+	case Allow:
+		g.outcome("allowed", r, x, "rule", rule)
+		g.forward(w, r, x)
+	case Deny:
+		g.outcome("denied", r, x, "rule", rule)
+		writeError(w, http.StatusForbidden, "gate_denied",
+			"The gate's rules refuse this request ("+rule+"). It was not sent. Do not retry it or a variant of it.")
+	default:
+		g.ask(w, r, x, rule)
+	}
+}
+
+// settleClaim acts on a claim's answer; false means nothing matched (no_grant)
+// and the rules decide.
+func (g *Gate) settleClaim(w http.ResponseWriter, r *http.Request, x *exchange, c *client.Claim) bool {
+	switch {
+	case c.Released:
+		g.outcome("released", r, x, "pending_id", c.PendingID, "request_id", c.RequestID)
+		g.forward(w, r, x)
+	case c.Code == client.ClaimApprovalPending:
+		id := pendingID(c.Refusal)
+		g.outcome("pending", r, x, "pending_id", id, "filed", false)
+		w.Header().Set(WaitHeader, waitURL(r, id))
+		handOn(w, c.Refusal)
+	case c.Code == client.ClaimApprovalDenied || c.Code == client.ClaimApprovalExpired:
+		g.outcome("refused", r, x, "pending_id", pendingID(c.Refusal), "reason", c.Code)
+		handOn(w, c.Refusal)
+	default:
+		return false
+	}
+	return true
+}
+
+// ask files a pending grant and answers the agent at once with what Gatehouse
+// wrote for it; nothing is held open while a person decides.
+func (g *Gate) ask(w http.ResponseWriter, r *http.Request, x *exchange, rule string) {
+	t := x.target
+	t.Policy, t.Middleware = rule, Middleware
+	f, err := g.cfg.Grants.FilePending(r.Context(), t)
+	if err != nil {
+		g.log.Error("gate could not file a pending grant", "method", r.Method, "path", x.path, "digest", x.digest, "err", err)
+		var ce *client.Error
+		if errors.As(err, &ce) && ce.Status == http.StatusBadRequest {
+			writeError(w, http.StatusBadRequest, "invalid_input", "Gatehouse cannot bind an approval to this request: "+ce.Detail)
+			return
+		}
+		writeError(w, http.StatusBadGateway, "gatehouse_unavailable",
+			"This request needs a person's approval, and the gate could not reach Gatehouse to ask. Nothing was sent.")
+		return
+	}
+	if f.ClaimNow {
+		// An operator's rule approved it as it was filed: claim it like a retry.
+		c, err := g.cfg.Grants.ClaimPending(r.Context(), x.target)
+		if err == nil && g.settleClaim(w, r, x, c) {
+			return
+		}
+		writeError(w, http.StatusBadGateway, "gatehouse_unavailable", "The approval could not be claimed. Nothing was sent.")
+		return
+	}
+	if f.Response == nil {
+		writeError(w, http.StatusBadGateway, "gatehouse_unavailable", "Gatehouse gave no answer for the agent. Nothing was sent.")
+		return
+	}
+	if f.Status == "pending" {
+		g.outcome("pending", r, x, "pending_id", f.PendingID, "request_id", f.RequestID, "rule", rule, "filed", true)
+		w.Header().Set(WaitHeader, waitURL(r, f.PendingID))
+	} else {
+		g.outcome("refused", r, x, "pending_id", f.PendingID, "request_id", f.RequestID, "rule", rule, "reason", f.Status)
+	}
+	handOn(w, f.Response.Body)
+}
+
+// outcome logs what the gate did with a request.
+func (g *Gate) outcome(what string, r *http.Request, x *exchange, attrs ...any) {
+	args := append([]any{"outcome", what, "method", r.Method, "host", g.host, "port", g.port, "path", x.path,
+		"query", x.target.Query, "digest", x.digest}, attrs...)
+	g.log.Info("gate "+what, args...)
+}
