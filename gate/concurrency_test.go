@@ -33,19 +33,25 @@ func exactlyOnce(t *testing.T, dialect string) {
 	}
 	close(start)
 	wg.Wait()
-	ok, refused := 0, 0
+	ok, refused, filed := 0, 0, map[any]bool{}
 	for _, a := range answers {
 		switch m := a.JSON(t); {
 		case a.Status == 200:
 			ok++
 		case a.Status == 403 && m["error"] == "approval_pending" && m["pending_id"] != id:
 			refused++ // the same request again is a new one: a person is asked again
+			filed[m["pending_id"]] = true
 		default:
 			t.Errorf("retry answered %d %s", a.Status, a.Body)
 		}
 	}
 	if ok != 1 || refused != 63 {
 		t.Fatalf("%d forwarded, %d refused; want 1 and 63", ok, refused)
+	}
+	// Racing asks share filings: the operator gets a card or a few, not 63.
+	t.Logf("the 63 refusals name %d new grants", len(filed))
+	if len(filed) > 32 {
+		t.Fatalf("the 63 refusals filed %d grants", len(filed))
 	}
 	if n := len(e.up.Hits()); n != 1 {
 		t.Fatalf("the upstream saw the merge %d times", n)

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/gatehousehq/gatehouse/client"
+	"golang.org/x/sync/singleflight"
 )
 
 // Grants is what the gate needs of Gatehouse: the runtime side of the
@@ -58,6 +59,8 @@ type Gate struct {
 	strip []string
 	proxy *httputil.ReverseProxy
 	log   *slog.Logger
+	// filing collapses concurrent asks for one digest into one POST /v1/pending.
+	filing singleflight.Group
 }
 
 // overrideHeaders can change what an upstream does with a request after the

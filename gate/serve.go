@@ -1,9 +1,11 @@
 package gate
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/gatehousehq/gatehouse/client"
 )
@@ -62,12 +64,30 @@ func (g *Gate) settleClaim(w http.ResponseWriter, r *http.Request, x *exchange, 
 	return true
 }
 
+// fileTimeout bounds one filing with Gatehouse.
+const fileTimeout = 30 * time.Second
+
 // ask files a pending grant and answers the agent at once with what Gatehouse
 // wrote for it; nothing is held open while a person decides.
 func (g *Gate) ask(w http.ResponseWriter, r *http.Request, x *exchange, rule string) {
 	t := x.target
 	t.Policy, t.Middleware = rule, Middleware
-	f, err := g.cfg.Grants.FilePending(r.Context(), t)
+	f, err := g.file(r, x, t)
+	// An operator's rule approved it as it was filed: claim it like a retry.
+	// An identical request may take that approval first (any claim with the
+	// digest may); the rule approves each filing, so file again.
+	for range 3 {
+		if err != nil || !f.ClaimNow {
+			break
+		}
+		c, cerr := g.cfg.Grants.ClaimPending(r.Context(), x.target)
+		if cerr == nil && g.settleClaim(w, r, x, c) {
+			return
+		}
+		if err = cerr; err == nil {
+			f, err = g.cfg.Grants.FilePending(r.Context(), t)
+		}
+	}
 	if err != nil {
 		g.log.Error("gate could not file a pending grant", "method", r.Method, "path", x.path, "digest", x.digest, "err", err)
 		var ce *client.Error
@@ -79,17 +99,8 @@ func (g *Gate) ask(w http.ResponseWriter, r *http.Request, x *exchange, rule str
 			"This request needs a person's approval, and the gate could not reach Gatehouse to ask. Nothing was sent.")
 		return
 	}
-	if f.ClaimNow {
-		// An operator's rule approved it as it was filed: claim it like a retry.
-		c, err := g.cfg.Grants.ClaimPending(r.Context(), x.target)
-		if err == nil && g.settleClaim(w, r, x, c) {
-			return
-		}
-		writeError(w, http.StatusBadGateway, "gatehouse_unavailable", "The approval could not be claimed. Nothing was sent.")
-		return
-	}
-	if f.Response == nil {
-		writeError(w, http.StatusBadGateway, "gatehouse_unavailable", "Gatehouse gave no answer for the agent. Nothing was sent.")
+	if f.ClaimNow || f.Response == nil {
+		writeError(w, http.StatusBadGateway, "gatehouse_unavailable", "The gate could not settle this request with Gatehouse. Nothing was sent.")
 		return
 	}
 	if f.Status == "pending" {
@@ -99,6 +110,30 @@ func (g *Gate) ask(w http.ResponseWriter, r *http.Request, x *exchange, rule str
 		g.outcome("refused", r, x, "pending_id", f.PendingID, "request_id", f.RequestID, "rule", rule, "reason", f.Status)
 	}
 	handOn(w, f.Response.Body)
+}
+
+// file files the grant. Identical requests asked at the same moment share one
+// filing, so the operator sees one card, not one per racing retry; only a
+// filing in flight is shared, and a release is always its own claim.
+func (g *Gate) file(r *http.Request, x *exchange, t client.PendingTarget) (*client.PendingFiled, error) {
+	led := false
+	v, err, shared := g.filing.Do(x.digest, func() (any, error) {
+		led = true
+		// Not cancelled with this agent's request: others may be waiting on it.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), fileTimeout)
+		defer cancel()
+		return g.cfg.Grants.FilePending(ctx, t)
+	})
+	if err != nil {
+		return nil, err
+	}
+	f := v.(*client.PendingFiled)
+	if shared && !led && f.ClaimNow {
+		// A rule approved the shared filing, and one grant releases one
+		// request: this one files its own.
+		return g.cfg.Grants.FilePending(r.Context(), t)
+	}
+	return f, nil
 }
 
 // outcome logs what the gate did with a request.
