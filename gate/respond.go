@@ -31,7 +31,9 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	_, _ = w.Write(append(body, '\n'))
+	// body may be shared by racing asks (one filing): never append to it.
+	_, _ = w.Write(body)
+	_, _ = w.Write([]byte("\n"))
 }
 
 // pendingID reads the pending id out of an agent-facing body, for the log.
