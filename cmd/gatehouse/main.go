@@ -24,6 +24,7 @@ Usage:
   gatehouse runtime --name N [--machine M] [--callback-listen ADDR] [--pull] [--url URL] [--token T]
   gatehouse ask --title "…" [--option id:label:effect]… [--timeout 10m] [--json] [--url URL] [--token T]
   gatehouse hook claude-code [--timeout 5m] [--url URL] [--token T] < hook-input.json
+  gatehouse gate --upstream URL --sandbox ID [--listen 127.0.0.1:9000] [--rules gate.yaml] [--credential "H: $VAR"]… [--strip H]… [--max-body 10MiB] [--tls-cert F --tls-key F]
 
 The default database is gatehouse.db in $XDG_DATA_HOME/gatehouse (else
 ~/.local/share/gatehouse); serve creates it, other commands need --create.
@@ -49,6 +50,7 @@ func commands() map[string]command {
 		"rules":   runRules,
 		"push":    runPush,
 		"runtime": runRuntime,
+		"gate":    runGate,
 	}
 }
 
