@@ -193,12 +193,23 @@ func shellFlagC(s string) bool {
 // know it: no expansion, substitution, glob, brace expansion or tilde. An
 // unknown word comes back as written.
 func (w *walker) word(wd *syntax.Word) (string, bool) {
-	if static(wd) {
-		if s, err := expand.Literal(nil, wd); err == nil {
-			return s, true
-		}
+	if s, ok := literal(wd); ok {
+		return s, true
 	}
 	return w.source(wd.Pos(), wd.End()), false
+}
+
+// literal is a static word after quote removal, by the library's own
+// expansion (with no environment and no file system: nothing is looked up).
+func literal(wd *syntax.Word) (string, bool) {
+	if !static(wd) {
+		return "", false
+	}
+	f, err := expand.Fields(nil, wd)
+	if err != nil || len(f) != 1 {
+		return "", false
+	}
+	return f[0], true
 }
 
 func (w *walker) source(from, to syntax.Pos) string {
@@ -241,8 +252,8 @@ func redirectHazard(r *syntax.Redirect) string {
 		return "a redirection to a named descriptor"
 	}
 	target := ""
-	if r.Word != nil && static(r.Word) {
-		target, _ = expand.Literal(nil, r.Word)
+	if r.Word != nil {
+		target, _ = literal(r.Word)
 	}
 	switch r.Op {
 	case syntax.DplIn, syntax.DplOut:
