@@ -65,7 +65,7 @@ type walker struct {
 	line   *ShellLine
 	src    string
 	depth  int
-	nested bool        // the whole parse is itself inside a substitution or an eval body
+	nested bool          // the whole parse is itself inside a substitution or an eval body
 	stack  []syntax.Node // the nodes being visited, innermost last
 }
 
