@@ -17,6 +17,7 @@ type ShellLine struct {
 	Err      string         // why the line does not parse; "" when it does
 	Commands []ShellCommand // every simple command in source order, nested ones included
 	Hazards  []string       // constructs no approve, hold or require may pass, each with where it is
+	reparses int            // wrapper arguments parsed again so far (maxReparses)
 }
 
 // ShellCommand is one simple command.
@@ -25,9 +26,12 @@ type ShellCommand struct {
 	// single spaces, leading VAR=value assignments left out. A word whose value
 	// is known only when the line runs ($X, $(…), a glob) is kept as written.
 	Text   string
-	Static bool   // every word is known before the line runs
-	Nested bool   // inside a command or process substitution: runs for its output
-	Pos    string // line:column
+	Static bool // every word is known before the line runs
+	Nested bool // inside a command or process substitution: runs for its output
+	// Wrapper, when set, is the program (sudo, sh -c, eval…) that might run
+	// this command: Text is read from that program's arguments, for deny only.
+	Wrapper string
+	Pos     string // line:column
 }
 
 // Safe reports whether approve, hold and require may consider the line at all:
@@ -38,18 +42,28 @@ func (l *ShellLine) Safe() bool { return l.Err == "" && len(l.Commands) > 0 && l
 // so that rules read the command as a shell would.
 func ShellTool(tool string) bool { return tool == "Bash" || tool == "shell" }
 
-// maxShellDepth bounds the re-parsing of `sh -c '…'` and eval bodies (deny only).
-const maxShellDepth = 4
+// maxShellDepth and maxReparses bound the re-parsing of what wrappers run
+// (`sudo …`, `sh -c '…'`, eval; deny only), so `sudo sudo sudo …` stays linear.
+const (
+	maxShellDepth = 4
+	maxReparses   = 32
+)
 
 // ParseShell parses line as bash. It never fails: a line that does not parse
 // has Err set and no commands.
 func ParseShell(line string) ShellLine {
 	var l ShellLine
-	l.parse(line, 0, false)
+	l.parse(line, 0, false, "")
 	return l
 }
 
-func (l *ShellLine) parse(line string, depth int, nested bool) {
+func (l *ShellLine) parse(line string, depth int, nested bool, wrapper string) {
+	if depth > 0 {
+		if l.reparses >= maxReparses {
+			return
+		}
+		l.reparses++
+	}
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(line), "")
 	if err != nil {
 		if depth == 0 {
@@ -57,16 +71,17 @@ func (l *ShellLine) parse(line string, depth int, nested bool) {
 		}
 		return
 	}
-	w := walker{line: l, src: line, depth: depth, nested: nested}
+	w := walker{line: l, src: line, depth: depth, nested: nested, wrapper: wrapper}
 	syntax.Walk(f, w.visit)
 }
 
 type walker struct {
-	line   *ShellLine
-	src    string
-	depth  int
-	nested bool          // the whole parse is itself inside a substitution or an eval body
-	stack  []syntax.Node // the nodes being visited, innermost last
+	line    *ShellLine
+	src     string
+	depth   int
+	nested  bool          // the whole parse is itself inside a substitution
+	wrapper string        // the program whose arguments are being parsed, if any
+	stack   []syntax.Node // the nodes being visited, innermost last
 }
 
 func (w *walker) hazard(n syntax.Node, format string, args ...any) {
@@ -167,21 +182,35 @@ func (w *walker) call(c *syntax.CallExpr) {
 // a shell would run (`sudo rm …`, `sh -c 'rm …'`, `eval 'rm …'`).
 func (w *walker) add(n syntax.Node, words []string, static bool) {
 	nested := w.inSubst()
-	w.line.Commands = append(w.line.Commands, ShellCommand{Text: strings.Join(words, " "), Static: static && w.depth == 0 && !nested,
-		Nested: nested || w.depth > 0, Pos: n.Pos().String()})
-	if !static || w.depth >= maxShellDepth || !wrappers[path.Base(words[0])] {
+	text := strings.Join(words, " ")
+	if w.depth > 0 && slices.ContainsFunc(w.line.Commands, func(c ShellCommand) bool { return c.Wrapper != "" && c.Text == text }) {
+		return // already read from another tail
+	}
+	w.line.Commands = append(w.line.Commands, ShellCommand{Text: text, Static: static && w.depth == 0 && !nested,
+		Nested: nested, Wrapper: w.wrapper, Pos: w.pos(n)})
+	prog := path.Base(words[0])
+	if !static || w.depth >= maxShellDepth || !wrappers[prog] {
 		return
 	}
 	for i := 1; i < len(words); i++ {
 		// Every tail is what the wrapper might run: `sudo -u root rm -rf /`
 		// holds "rm -rf /". Each is parsed again, for `sudo sh -c '…'`.
 		if !strings.HasPrefix(words[i], "-") {
-			w.line.parse(strings.Join(words[i:], " "), w.depth+1, true)
+			w.line.parse(strings.Join(words[i:], " "), w.depth+1, nested, prog)
 		}
-		if i+1 < len(words) && shellFlagC(words[i]) {
-			w.line.parse(words[i+1], w.depth+1, true)
+		if i+1 < len(words) && shells[prog] && shellFlagC(words[i]) {
+			w.line.parse(words[i+1], w.depth+1, nested, prog+" "+words[i])
 		}
 	}
+}
+
+// pos is where a node is in the line the rules were given; a command read from
+// a wrapper's arguments is placed at that wrapper.
+func (w *walker) pos(n syntax.Node) string {
+	if w.depth > 0 {
+		return ""
+	}
+	return n.Pos().String()
 }
 
 // shellFlagC: -c, or -c among combined single-letter flags (-ec, -lc).
@@ -323,10 +352,7 @@ func compoundName(n syntax.Node) string {
 // arguments: with one of them as the program, a rule's pattern would be judging
 // the wrapper, not what runs. Shells are here because `bash script.sh` and
 // `sh -c '…'` run code no pattern sees.
-var wrappers = setOf(
-	// shells
-	"sh", "bash", "rbash", "zsh", "dash", "ash", "ksh", "mksh", "pdksh", "oksh", "yash", "posh",
-	"fish", "csh", "tcsh", "elvish", "nu", "xonsh", "pwsh", "powershell", "busybox", "toybox",
+var wrappers = union(shells, setOf(
 	// the shell's own ways of running code
 	"eval", "exec", "source", ".", "command", "builtin", "trap", "enable", "alias",
 	// programs that run a program given as an argument
@@ -335,7 +361,17 @@ var wrappers = setOf(
 	"nsenter", "flock", "time", "watch", "strace", "ltrace", "script", "parallel", "systemd-run",
 	"firejail", "bwrap", "unbuffer", "caffeinate", "proxychains", "proxychains4", "torsocks",
 	"fakeroot", "catchsegv", "daemonize", "start-stop-daemon", "expect",
-)
+))
+
+var shells = setOf("sh", "bash", "rbash", "zsh", "dash", "ash", "ksh", "mksh", "pdksh", "oksh", "yash", "posh",
+	"fish", "csh", "tcsh", "elvish", "nu", "xonsh", "pwsh", "powershell", "busybox", "toybox")
+
+func union(a, b map[string]bool) map[string]bool {
+	for k := range b {
+		a[k] = true
+	}
+	return a
+}
 
 // riskyVariable: environment variables that change which program runs, what it
 // loads or what it reads as configuration. A prefix assignment to one of them
