@@ -113,8 +113,8 @@ func (s *Store) applyVerdict(ctx context.Context, r *Request, v Verdict, hooks [
 // that ends in a deny, stands.
 func (rs *Rules) EvaluateEdit(r *Request) Verdict {
 	v := rs.Evaluate(r)
-	if v.Deferred != "" || v.Action == RuleDeny || (v.Action == RuleHold && v.Effect == EffectDeny) || v.Action == "" {
-		return v
+	if v.Deferred == "" && (v.Action == RuleApprove || (v.Action == RuleHold && v.Effect != EffectDeny)) {
+		return Verdict{Rule: v.Rule, Line: v.Line, Deferred: "the request was edited after filing, and an edit never leads to " + v.Action}
 	}
-	return Verdict{Rule: v.Rule, Line: v.Line, Deferred: "the request was edited after filing, and an edit never leads to " + v.Action}
+	return v
 }
