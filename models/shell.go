@@ -87,7 +87,7 @@ type walker struct {
 func (w *walker) hazard(n syntax.Node, format string, args ...any) {
 	// Hazards of re-parsed bodies are implied by the wrapper that runs them.
 	if w.depth == 0 {
-		w.line.Hazards = append(w.line.Hazards, fmt.Sprintf(format, args...)+" at "+n.Pos().String())
+		w.line.Hazards = append(w.line.Hazards, n.Pos().String()+": "+fmt.Sprintf(format, args...))
 	}
 }
 
@@ -167,7 +167,10 @@ func (w *walker) call(c *syntax.CallExpr) {
 		words[i] = text
 		if !ok {
 			static = false
-			w.hazard(a, "the word %s, known only when the line runs", text)
+			// A substitution is reported as such, with all inside it.
+			if !w.inSubst() && !slices.ContainsFunc(a.Parts, isSubst) {
+				w.hazard(a, "the word %s, known only when the line runs", text)
+			}
 		}
 	}
 	if static {
@@ -211,6 +214,16 @@ func (w *walker) pos(n syntax.Node) string {
 		return ""
 	}
 	return n.Pos().String()
+}
+
+func isSubst(p syntax.WordPart) bool {
+	switch p := p.(type) {
+	case *syntax.CmdSubst, *syntax.ProcSubst:
+		return true
+	case *syntax.DblQuoted:
+		return slices.ContainsFunc(p.Parts, isSubst)
+	}
+	return false
 }
 
 // shellFlagC: -c, or -c among combined single-letter flags (-ec, -lc).

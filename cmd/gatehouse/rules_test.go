@@ -58,7 +58,7 @@ func TestRulesCommand(t *testing.T) {
 				"  1:15   \"curl x.example\": no rule\n" +
 				"  1:32   \"sh\": no rule\n" +
 				"no approve or hold rule can match it, because of:\n" +
-				"  - sh as the program: it runs another command the rules cannot see at 1:32\n", ""},
+				"  - 1:32: sh as the program: it runs another command the rules cannot see\n", ""},
 		{"test: a line that does not parse", []string{"test", good}, `{"title":"t","tool":"Bash","command":"git status 'oops"}`, 0,
 			"the command does not parse as bash (1:12: reached EOF without closing quote `'`): only a deny rule", ""},
 		{"test: bad request", []string{"test", good}, `{"title":""}`, 1, "", "title is required"},
