@@ -28,7 +28,7 @@ type DecisionHook func(tx *gorm.DB, r *Request) error
 // ECodeNotOpen, ECodeVersionConflict (with Current); ECodeExpired;
 // ECodeNotOffered; ECodeInvalid.
 func (s *Store) Decide(ctx context.Context, id string, d Decision, hooks ...DecisionHook) (*Request, error) {
-	if err := d.Validate(); err != nil {
+	if err := d.validate(); err != nil {
 		return nil, err
 	}
 	var r *Request
