@@ -4,7 +4,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-
 )
 
 // TestRulesDocExamples loads the example rules file from docs/rules.md and
