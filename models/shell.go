@@ -266,7 +266,10 @@ func static(wd *syntax.Word) bool {
 	for i, p := range wd.Parts {
 		switch p := p.(type) {
 		case *syntax.Lit:
-			if strings.ContainsAny(p.Value, "*?[") || (i == 0 && strings.HasPrefix(p.Value, "~")) {
+			// Globs; a tilde at the start, or after = or : (bash expands
+			// `--opt=~/x` too).
+			if strings.ContainsAny(p.Value, "*?[") || (i == 0 && strings.HasPrefix(p.Value, "~")) ||
+				strings.Contains(p.Value, "=~") || strings.Contains(p.Value, ":~") {
 				return false
 			}
 		case *syntax.SglQuoted:
@@ -367,7 +370,7 @@ func compoundName(n syntax.Node) string {
 // `sh -c '…'` run code no pattern sees.
 var wrappers = union(shells, setOf(
 	// the shell's own ways of running code
-	"eval", "exec", "source", ".", "command", "builtin", "trap", "enable", "alias",
+	"eval", "exec", "source", ".", "command", "builtin", "trap", "enable", "alias", "hash", "shopt",
 	// programs that run a program given as an argument
 	"env", "xargs", "sudo", "doas", "su", "runuser", "pkexec", "sg", "newgrp", "nohup", "timeout",
 	"nice", "ionice", "chrt", "taskset", "stdbuf", "setsid", "setpriv", "chroot", "unshare",

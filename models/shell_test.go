@@ -111,6 +111,8 @@ var bypasses = []struct{ name, cmd, want string }{
 	{"brace expansion", "git {status,push}", ""},
 	{"brace expansion in an argument", "git log {--output=/tmp/x,-1}", ""},
 	{"tilde", "git diff ~/x", ""},
+	{"tilde after =", "git log --output=~/x", ""},
+	{"hash -p renames a program", "hash -p /tmp/evil git; git status", ""},
 	{"localized string", `git status $"x"`, ""},
 	{"subshell with more", "(git status; curl x.example)", ""},
 	{"block with more", "{ git status; curl x.example; }", ""},
