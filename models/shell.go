@@ -14,10 +14,12 @@ import (
 // the constructs that make those words alone an unsafe account of what runs.
 // Rules read it for requests whose tool is a shell (ShellTool).
 type ShellLine struct {
-	Err      string         // why the line does not parse; "" when it does
-	Commands []ShellCommand // every simple command in source order, nested ones included
-	Hazards  []string       // constructs no approve, hold or require may pass, each with where it is
-	reparses int            // wrapper arguments parsed again so far (maxReparses)
+	Err      string          // why the line does not parse; "" when it does
+	Commands []ShellCommand  // every simple command in source order, nested ones included
+	Hazards  []string        // constructs no approve, hold or require may pass, each with where it is
+	reparses int             // wrapper arguments parsed again so far (maxReparses)
+	reparsed int             // and their bytes (maxReparsed)
+	wrapped  map[string]bool // the texts of commands read from wrappers' arguments
 }
 
 // ShellCommand is one simple command.
@@ -47,6 +49,7 @@ func ShellTool(tool string) bool { return tool == "Bash" || tool == "shell" }
 const (
 	maxShellDepth = 4
 	maxReparses   = 32
+	maxReparsed   = 64 * 1024
 )
 
 // ParseShell parses line as bash. It never fails: a line that does not parse
@@ -59,10 +62,11 @@ func ParseShell(line string) ShellLine {
 
 func (l *ShellLine) parse(line string, depth int, nested bool, wrapper string) {
 	if depth > 0 {
-		if l.reparses >= maxReparses {
+		if l.reparses >= maxReparses || l.reparsed+len(line) > maxReparsed {
 			return
 		}
 		l.reparses++
+		l.reparsed += len(line)
 	}
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(line), "")
 	if err != nil {
@@ -82,6 +86,7 @@ type walker struct {
 	nested  bool          // the whole parse is itself inside a substitution
 	wrapper string        // the program whose arguments are being parsed, if any
 	stack   []syntax.Node // the nodes being visited, innermost last
+	substs  int           // how many of them are substitutions
 }
 
 func (w *walker) hazard(n syntax.Node, format string, args ...any) {
@@ -92,25 +97,28 @@ func (w *walker) hazard(n syntax.Node, format string, args ...any) {
 }
 
 // inSubst reports whether the node being visited runs inside a substitution.
-func (w *walker) inSubst() bool {
-	if w.nested {
+func (w *walker) inSubst() bool { return w.nested || w.substs > 0 }
+
+func isSubstNode(n syntax.Node) bool {
+	switch n.(type) {
+	case *syntax.CmdSubst, *syntax.ProcSubst:
 		return true
-	}
-	for _, n := range w.stack {
-		switch n.(type) {
-		case *syntax.CmdSubst, *syntax.ProcSubst:
-			return true
-		}
 	}
 	return false
 }
 
 func (w *walker) visit(n syntax.Node) bool {
 	if n == nil {
+		if isSubstNode(w.stack[len(w.stack)-1]) {
+			w.substs--
+		}
 		w.stack = w.stack[:len(w.stack)-1]
 		return true
 	}
 	w.stack = append(w.stack, n)
+	if isSubstNode(n) {
+		w.substs++
+	}
 	switch n := n.(type) {
 	case *syntax.Stmt:
 		if n.Background || n.Coprocess || n.Disown {
@@ -186,8 +194,14 @@ func (w *walker) call(c *syntax.CallExpr) {
 func (w *walker) add(n syntax.Node, words []string, static bool) {
 	nested := w.inSubst()
 	text := strings.Join(words, " ")
-	if w.depth > 0 && slices.ContainsFunc(w.line.Commands, func(c ShellCommand) bool { return c.Wrapper != "" && c.Text == text }) {
-		return // already read from another tail
+	if w.depth > 0 {
+		if w.line.wrapped[text] {
+			return // already read from another tail
+		}
+		if w.line.wrapped == nil {
+			w.line.wrapped = map[string]bool{}
+		}
+		w.line.wrapped[text] = true
 	}
 	w.line.Commands = append(w.line.Commands, ShellCommand{Text: text, Static: static && w.depth == 0 && !nested,
 		Nested: nested, Wrapper: w.wrapper, Pos: w.pos(n)})
@@ -195,12 +209,14 @@ func (w *walker) add(n syntax.Node, words []string, static bool) {
 	if !static || w.depth >= maxShellDepth || !wrappers[prog] {
 		return
 	}
-	for i := 1; i < len(words); i++ {
+	at := len(words[0]) + 1 // where words[i] starts in text
+	for i := 1; i < len(words) && w.line.reparses < maxReparses; i++ {
 		// Every tail is what the wrapper might run: `sudo -u root rm -rf /`
 		// holds "rm -rf /". Each is parsed again, for `sudo sh -c '…'`.
 		if !strings.HasPrefix(words[i], "-") {
-			w.line.parse(strings.Join(words[i:], " "), w.depth+1, nested, prog)
+			w.line.parse(text[at:], w.depth+1, nested, prog)
 		}
+		at += len(words[i]) + 1
 		if i+1 < len(words) && shells[prog] && shellFlagC(words[i]) {
 			w.line.parse(words[i+1], w.depth+1, nested, prog+" "+words[i])
 		}

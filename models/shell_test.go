@@ -220,6 +220,26 @@ func TestShellRules(t *testing.T) {
 			t.Fatalf("%+v", v)
 		}
 	})
+	t.Run("pathological lines are read in bounded work and never approved", func(t *testing.T) {
+		// Each is within MaxCommand; re-parsing what wrappers run is capped
+		// (32 parses, 64 KiB), and nesting costs linear work.
+		for _, line := range []string{
+			strings.Repeat("$(", 8000) + "git status" + strings.Repeat(")", 8000),
+			strings.Repeat("sudo ", 6000) + "git status",
+			"sudo '" + strings.Repeat("git status;", 2900) + "'",
+			strings.Repeat("(", 8000) + "git status" + strings.Repeat(")", 8000),
+		} {
+			if len(line) > models.MaxCommand {
+				t.Fatalf("%d bytes: over the limit", len(line))
+			}
+			if v := read.Evaluate(shellReq(line)); v.Action == models.RuleApprove {
+				t.Fatalf("approved: %.40q…", line)
+			}
+		}
+		if l := models.ParseShell(strings.Repeat("a && ", 5000) + "b"); len(l.Commands) != 5001 || !l.Safe() {
+			t.Fatalf("%d commands", len(l.Commands))
+		}
+	})
 	t.Run("the simple commands are read as the shell splits them", func(t *testing.T) {
 		l := models.ParseShell(`FOO=1 'git'  log "--format=%h %s" | head -1 && echo $(date)`)
 		var got []string
