@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -68,6 +69,12 @@ func FuzzShellRule(f *testing.F) {
 // run interprets line with nothing real behind it: programs do nothing, files
 // cannot be opened (each attempt is reported), the environment is empty.
 func run(t *testing.T, line string) (ran, opened []string) {
+	var mu sync.Mutex // the stages of a pipeline run at once
+	note := func(to *[]string, s string) {
+		mu.Lock()
+		defer mu.Unlock()
+		*to = append(*to, s)
+	}
 	file, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(line), "")
 	if err != nil {
 		t.Fatalf("%q approved but does not parse: %v", line, err)
@@ -77,14 +84,14 @@ func run(t *testing.T, line string) (ran, opened []string) {
 		interp.Dir(t.TempDir()),
 		interp.StdIO(nil, io.Discard, io.Discard),
 		interp.CallHandler(func(_ context.Context, args []string) ([]string, error) {
-			ran = append(ran, strings.Join(args, " "))
+			note(&ran, strings.Join(args, " "))
 			return args, nil
 		}),
 		interp.ExecHandlers(func(interp.ExecHandlerFunc) interp.ExecHandlerFunc {
 			return func(context.Context, []string) error { return nil }
 		}),
 		interp.OpenHandler(func(_ context.Context, path string, _ int, _ os.FileMode) (io.ReadWriteCloser, error) {
-			opened = append(opened, path)
+			note(&opened, path)
 			return nil, errors.New("no files in a fuzz test")
 		}),
 	)
@@ -94,5 +101,7 @@ func run(t *testing.T, line string) (ran, opened []string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = r.Run(ctx, file) // a failing command is fine; what it tried is the point
+	mu.Lock()
+	defer mu.Unlock()
 	return ran, opened
 }
