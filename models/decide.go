@@ -23,11 +23,8 @@ type Decision struct {
 // ECodeNotOpen, ECodeVersionConflict (with Current); ECodeExpired;
 // ECodeNotOffered; ECodeInvalid.
 func (s *Store) Decide(ctx context.Context, id string, d Decision) (*Request, error) {
-	if d.Answer != nil && len(*d.Answer) > MaxAnswer {
-		return nil, Errorf(ECodeInvalid, "answer is longer than %d bytes", MaxAnswer)
-	}
-	if d.Note != nil && len(*d.Note) > MaxNote {
-		return nil, Errorf(ECodeInvalid, "note is longer than %d bytes", MaxNote)
+	if err := d.validate(); err != nil {
+		return nil, err
 	}
 	var r *Request
 	err := s.transact(s.DB.WithContext(ctx), func(tx *gorm.DB) error {

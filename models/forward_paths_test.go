@@ -14,6 +14,10 @@ const pathRules = `rules:
     match:
       text: autoyes
     action: approve
+  - name: auto-no
+    match:
+      text: autono
+    action: deny
   - name: wait-deploy
     match:
       text: deploy
@@ -57,14 +61,15 @@ func TestOutboxOnEveryPath(t *testing.T) {
 			forwarded(t, r, "once")
 		})
 
+		// An edit never leads to approve, but a deny rule still decides it.
 		t.Run("a rule on an edit (PatchRequest)", func(t *testing.T) {
 			r := file(t, s, p, models.NewRequest{Title: "plain", RuntimeID: &rt.ID})
-			title := "autoyes now"
+			title := "autono now"
 			got, err := s.PatchRequest(ctx, r.ID, p, models.Patch{Title: &title})
 			if err != nil {
 				t.Fatal(err)
 			}
-			forwarded(t, got, "once")
+			forwarded(t, got, "deny")
 		})
 
 		t.Run("a hold's window (ReleaseHolds)", func(t *testing.T) {

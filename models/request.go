@@ -190,6 +190,9 @@ func (n *NewRequest) Normalize() error {
 	if n.ExpiresIn < 0 {
 		return Errorf(ECodeInvalid, "expires_in must be positive")
 	}
+	if err := n.validateFiling(); err != nil {
+		return err
+	}
 	return ValidateContent(n.Title, n.Summary, n.Detail, n.Options, n.DefaultOption, n.Kind, n.AllowAnswer)
 }
 
@@ -233,7 +236,7 @@ func ValidateContent(title, summary, detail string, options []Option, def, kind 
 	if def != "" && !seen[def] {
 		return Errorf(ECodeInvalid, "default_option %q is not one of the options", def)
 	}
-	return nil
+	return contentTexts(title, summary, detail, options)
 }
 
 // Silent reports whether a kind is informational: it may carry no options and

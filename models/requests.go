@@ -258,7 +258,7 @@ func (s *Store) PatchRequest(ctx context.Context, id string, by Principal, p Pat
 		}
 		next.Version++
 		next.UpdatedAt = s.now()
-		v = s.Rules.Current().Evaluate(&next)
+		v = s.Rules.Current().EvaluateEdit(&next)
 		lapsed := v.rehold(&next, r, next.UpdatedAt)
 		res := tx.Model(&Request{}).Where("id = ? AND version = ? AND status = ?", r.ID, r.Version, StatusOpen).
 			Select("title", "summary", "detail", "options", "default_option", "version", "updated_at",

@@ -97,16 +97,19 @@ func (rs *Rules) List() []Rule {
 	return out
 }
 
-// Evaluate returns the verdict of the first rule that matches r. It does not
-// allocate unless a matching rule has to defer (the reason is formatted then).
-// A rule never invents scope: it picks only an option r offers.
+// Evaluate returns the verdict of the first rule that matches r. A shell
+// command is parsed once, when a rule first needs it (see matchesShell);
+// otherwise it does not allocate unless a matching rule has to defer (the
+// reason is formatted then). A rule never invents scope: it picks only an
+// option r offers.
 func (rs *Rules) Evaluate(r *Request) Verdict {
 	if rs == nil {
 		return Verdict{}
 	}
+	var sh *ShellLine
 	for i := range rs.rules {
 		ru := &rs.rules[i]
-		if !ru.matches(r) {
+		if !ru.matches(r) || !ru.matchesCommand(r, &sh) {
 			continue
 		}
 		v := Verdict{Rule: ru.Name, Line: ru.Line}
@@ -125,6 +128,7 @@ func (rs *Rules) Evaluate(r *Request) Verdict {
 	return Verdict{}
 }
 
+// matches tests everything but the command (matchesCommand).
 func (ru *rule) matches(r *Request) bool {
 	if len(ru.Kind) > 0 && !slices.Contains(ru.Kind, r.Kind) {
 		return false
@@ -136,9 +140,6 @@ func (ru *rule) matches(r *Request) bool {
 		return false
 	}
 	if len(ru.Runtime) > 0 && !ru.matchesRuntime(r) {
-		return false
-	}
-	if ru.command != nil && !ru.command.MatchString(r.Command) {
 		return false
 	}
 	if ru.text != nil && !ru.text.MatchString(r.Title) && !ru.text.MatchString(r.Summary) {

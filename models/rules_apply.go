@@ -104,3 +104,17 @@ func (s *Store) applyVerdict(ctx context.Context, r *Request, v Verdict) *Reques
 	}
 	return d
 }
+
+// EvaluateEdit judges a request whose text or options changed after filing
+// (PATCH). An edit can never lead to approve (DESIGN.md "Rules"): the filer
+// could otherwise reword its request into an approve rule. A verdict that
+// would allow with no person involved — approve, or a hold whose window ends
+// in anything but a deny — becomes "go to the operator"; a deny, or a hold
+// that ends in a deny, stands.
+func (rs *Rules) EvaluateEdit(r *Request) Verdict {
+	v := rs.Evaluate(r)
+	if v.Deferred == "" && (v.Action == RuleApprove || (v.Action == RuleHold && v.Effect != EffectDeny)) {
+		return Verdict{Rule: v.Rule, Line: v.Line, Deferred: "the request was edited after filing, and an edit never leads to " + v.Action}
+	}
+	return v
+}

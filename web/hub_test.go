@@ -210,13 +210,13 @@ func TestHubDropsSlowPage(t *testing.T) {
 	stuck.next() // its list: the hub has it. From now on it never reads, and its buffers fill.
 	live := e.openPage(b, "/ws?status=open")
 	live.next()
-	big := strings.Repeat("x", 48*1024)
+	big := strings.Repeat("x", 28*1024) // twice: command and detail are each capped at 32 KiB
 	filed := 0
 	for ; e.srv.ConnectedPages() > 1; filed++ {
 		if filed == 2000 {
 			t.Fatal("the stuck page was never dropped")
 		}
-		r := e.file("Big", func(n *client.NewRequest) { n.Command = big })
+		r := e.file("Big", func(n *client.NewRequest) { n.Command, n.Detail = big, big })
 		// The live page gets every change at once: the stuck one slows nothing.
 		if doc := live.next(); doc.Find("#req-"+r.ID).Length() != 1 {
 			t.Fatalf("live page missed %s", r.ID)

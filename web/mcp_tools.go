@@ -198,6 +198,7 @@ func (s *Server) mcpConsultOperator(ctx context.Context, _ *mcp.CallToolRequest,
 func splitMessage(msg string) (title, summary string) {
 	msg = strings.TrimSpace(msg)
 	title, _, _ = strings.Cut(msg, "\n")
+	title = strings.TrimSpace(title) // a CRLF message leaves a \r, which a title may not hold
 	if len(title) > models.MaxTitle {
 		cut := models.MaxTitle - len("…")
 		for cut > 0 && title[cut]&0xC0 == 0x80 {

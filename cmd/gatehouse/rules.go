@@ -13,7 +13,8 @@ import (
 
 const rulesUsage = `usage:
   gatehouse rules check FILE              validate a rules file (exit 0 valid, 1 not)
-  gatehouse rules test FILE [REQUEST]     show which rule matches a request (JSON from REQUEST or stdin)
+  gatehouse rules test FILE [REQUEST]     show which rule matches a request (JSON from REQUEST or stdin);
+                                          a Bash or shell command is shown as its simple commands
 `
 
 // runRules is `gatehouse rules`. Exit codes: 0 done, 1 invalid file or request, 2 usage.
@@ -112,7 +113,48 @@ func testRules(path string, in io.Reader, stdout, stderr io.Writer) int {
 	r := &models.Request{Kind: n.Kind, Title: n.Title, Summary: n.Summary, Risk: n.Risk, Tool: n.Tool,
 		Command: n.Command, Options: n.Options, RuntimeID: n.RuntimeID, CreatedBy: tr.CreatedBy}
 	fmt.Fprintln(stdout, describeVerdict(r, rs.Evaluate(r)))
+	if l, cmds, ok := rs.TraceShell(r); ok {
+		fmt.Fprint(stdout, describeShell(l, cmds))
+	}
 	return 0
+}
+
+// describeShell shows how the rules read a shell command: each simple command
+// with the first rule whose pattern it matches, and what in the line keeps any
+// approve or hold rule from matching it.
+func describeShell(l models.ShellLine, cmds []models.CommandMatch) string {
+	var b strings.Builder
+	if l.Err != "" {
+		fmt.Fprintf(&b, "the command does not parse as bash (%s): only a deny rule, matching the line as written, can match it\n", l.Err)
+		return b.String()
+	}
+	fmt.Fprintf(&b, "the command read as bash: %d simple %s\n", len(cmds), plural(len(cmds), "command", "commands"))
+	for _, c := range cmds {
+		where := ""
+		switch {
+		case c.Wrapper != "":
+			where = " (what " + c.Wrapper + " might run; deny rules only)"
+		case c.Nested:
+			where = " (inside a substitution)"
+		}
+		match := "no rule"
+		if c.Rule != "" {
+			match = fmt.Sprintf("rule %q (line %d)", c.Rule, c.Line)
+		}
+		fmt.Fprintf(&b, "  %-6s %q%s: %s\n", c.Pos, c.Text, where, match)
+	}
+	switch {
+	case len(l.Hazards) > 0:
+		b.WriteString("no approve or hold rule can match it, because of:\n")
+		for _, h := range l.Hazards {
+			fmt.Fprintf(&b, "  - %s\n", h)
+		}
+	case len(cmds) == 0:
+		b.WriteString("it runs no command: no approve or hold rule can match it\n")
+	default:
+		b.WriteString("an approve or hold rule matches only if its pattern matches every one of these\n")
+	}
+	return b.String()
 }
 
 // describeVerdict says in words what the rules would do with r.
