@@ -23,6 +23,10 @@ func (s *Server) routes() {
 	v1.POST("/requests/:id/dismiss", s.dismissRequest, operator)
 	v1.GET("/requests/:id/audit", s.auditRequest, operator)
 	v1.GET("/rules", s.listRules, operator)
+	if s.audit != nil {
+		v1.GET("/audit", s.listAudit, operator)
+		v1.GET("/audit/head", s.getAuditHead, operator)
+	}
 	s.deviceRoutes(v1, operator)
 	if s.runtimes != nil && s.changes != nil {
 		v1.GET("/keys", s.getKeys)

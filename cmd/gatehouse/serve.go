@@ -130,7 +130,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout io.Writer) error {
 		BaseURL: cfg.BaseURL, MaxWaiters: cfg.MaxWaiters, MaxWaitersPerCaller: cfg.MaxWaitersPerCaller,
 		MaxPendingWait: cfg.MaxPendingWait,
 	}, web.Deps{Store: store, Watcher: changes, DB: store.DB, DecisionHooks: hooks, Rules: store.Rules, Devices: store, Runtimes: store, Changes: changes,
-		Grants: store})
+		Grants: store, Audit: store})
 	if err != nil {
 		ln.Close()
 		return err

@@ -41,7 +41,7 @@ func NewOn(t testing.TB, store *models.Store, changes *models.Changes, cfg web.C
 	if cfg.BaseURL == "" {
 		cfg.BaseURL = "http://" + hs.Listener.Addr().String()
 	}
-	srv, err := web.New(cfg, web.Deps{Store: store, Watcher: changes, DB: store.DB})
+	srv, err := web.New(cfg, web.Deps{Store: store, Watcher: changes, DB: store.DB, Audit: store})
 	if err != nil {
 		t.Fatal(err)
 	}
