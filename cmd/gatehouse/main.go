@@ -24,6 +24,8 @@ Usage:
   gatehouse runtime --name N [--machine M] [--callback-listen ADDR] [--pull] [--url URL] [--token T]
   gatehouse ask --title "…" [--option id:label:effect]… [--timeout 10m] [--json] [--url URL] [--token T]
   gatehouse hook claude-code [--timeout 5m] [--url URL] [--token T] < hook-input.json
+  gatehouse audit export [--database URL] [--after SEQ]
+  gatehouse audit verify [--database URL | --file EXPORT.jsonl [--key PUBLIC_KEY]] [--head HEAD.json]
 
 Run "gatehouse COMMAND -h" for a command's flags.
 `
@@ -47,6 +49,7 @@ func commands() map[string]command {
 		"rules":   runRules,
 		"push":    runPush,
 		"runtime": runRuntime,
+		"audit":   runAudit,
 	}
 }
 
