@@ -36,7 +36,7 @@ type AuditEntry struct {
 }
 
 // Entry is the row as a chain entry.
-func (a *Audit) Entry() AuditEntry {
+func (a Audit) Entry() AuditEntry {
 	d := json.RawMessage(a.Detail)
 	if a.Detail == "" {
 		d = json.RawMessage("{}")
