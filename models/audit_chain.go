@@ -86,6 +86,10 @@ func (AuditHead) TableName() string { return "audit_head" }
 // because the row also carries the head, so the next seq needs no scan. On
 // SQLite every write transaction begins IMMEDIATE (OpenDB), so the database's
 // single writer lock already serialises appenders, across processes too.
+//
+// The lock is held to the commit, so a transaction takes it after the request
+// and grant rows it changes and before only the rows no one locks ahead of the
+// head (forwards, runtimes, devices); that order keeps appenders deadlock-free.
 func lockHead(tx *gorm.DB) (*AuditHead, error) {
 	q := tx
 	if tx.Dialector.Name() == "postgres" {
