@@ -367,12 +367,12 @@ func TestAuditChain(t *testing.T) {
 
 // legacyAudit is the audits table as builds before the chain made it.
 type legacyAudit struct {
-	ID        uint64    `gorm:"primaryKey;autoIncrement"`
-	RequestID string    `gorm:"size:40;index"`
-	Version   int       `gorm:"not null"`
-	Action    string    `gorm:"size:32;not null"`
-	Actor     string    `gorm:"size:200;not null"`
-	Via       string    `gorm:"size:200"`
+	ID        uint64 `gorm:"primaryKey;autoIncrement"`
+	RequestID string `gorm:"size:40;index"`
+	Version   int    `gorm:"not null"`
+	Action    string `gorm:"size:32;not null"`
+	Actor     string `gorm:"size:200;not null"`
+	Via       string `gorm:"size:200"`
 	Detail    string
 	CreatedAt time.Time `gorm:"not null"`
 }
