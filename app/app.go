@@ -150,7 +150,7 @@ func New(cfg Config) (_ *App, err error) {
 	wcfg := cfg.Web
 	wcfg.BaseURL = a.cfg.BaseURL
 	s := a.Store
-	a.Server, err = web.New(wcfg, web.Deps{Store: s, Watcher: a.Changes, DB: s.DB, Rules: s.Rules,
+	a.Server, err = web.New(wcfg, web.Deps{Store: s, Watcher: a.Changes, DB: s.DB, Rules: s.Rules, Audit: s,
 		Devices: s, Runtimes: s, Changes: a.Changes, Grants: s})
 	if err != nil {
 		return nil, err

@@ -99,11 +99,15 @@ func Migrate(db *gorm.DB) error {
 		&Device{}, &Setting{}, &PushClaim{},
 		&Runtime{}, &Forward{}, &ServerKey{},
 		&Grant{},
+		&AuditHead{},
 	)
 	if err != nil {
 		return err
 	}
-	return scopePendingIDs(db)
+	if err := scopePendingIDs(db); err != nil {
+		return err
+	}
+	return migrateAuditChain(db)
 }
 
 // scopePendingIDs moves a database made when pending ids were unique across

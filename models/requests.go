@@ -271,7 +271,7 @@ func (s *Store) PatchRequest(ctx context.Context, id string, by Principal, p Pat
 		}
 		was := r
 		r = &next
-		if err := s.audit(tx, r, "edit", by.Label(), ViaAPI, nil); err != nil {
+		if err := s.audit(tx, r, "edit", by.Label(), ViaAPI, editDetail(was, r)); err != nil {
 			return err
 		}
 		return s.auditRejudge(tx, was, r, v, lapsed)

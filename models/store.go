@@ -1,8 +1,6 @@
 package models
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
 	"time"
 
@@ -70,32 +68,6 @@ func changeOf(r *Request, action string) Change {
 		ch.RuntimeID = *r.RuntimeID
 	}
 	return ch
-}
-
-// audit appends one row to the trail inside tx.
-func (s *Store) audit(tx *gorm.DB, r *Request, action, actor, via string, detail map[string]any) error {
-	d := ""
-	if len(detail) > 0 {
-		b, err := json.Marshal(detail)
-		if err != nil {
-			return err
-		}
-		d = string(b)
-	}
-	return tx.Create(&Audit{RequestID: r.ID, Version: r.Version, Action: action, Actor: actor, Via: via, Detail: d, CreatedAt: s.now()}).Error
-}
-
-// AppendAudit records an event that changes no record (a forward attempt, a push).
-func (s *Store) AppendAudit(ctx context.Context, requestID string, version int, action, actor, via string, detail map[string]any) error {
-	r := &Request{ID: requestID, Version: version}
-	return s.audit(s.DB.WithContext(ctx), r, action, actor, via, detail)
-}
-
-// AuditTrail returns the trail of one request, oldest first.
-func (s *Store) AuditTrail(ctx context.Context, requestID string) ([]Audit, error) {
-	var rows []Audit
-	err := s.DB.WithContext(ctx).Where("request_id = ?", requestID).Order("id").Find(&rows).Error
-	return rows, err
 }
 
 func notFound(err error) bool { return errors.Is(err, gorm.ErrRecordNotFound) }

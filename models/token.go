@@ -82,15 +82,3 @@ type LoginTicket struct {
 	ExpiresAt time.Time
 	UsedAt    *time.Time
 }
-
-// Audit is one append-only row of the trail.
-type Audit struct {
-	ID        uint64    `gorm:"primaryKey;autoIncrement"`
-	RequestID string    `gorm:"size:40;index"`
-	Version   int       `gorm:"not null"`
-	Action    string    `gorm:"size:32;not null"`
-	Actor     string    `gorm:"size:200;not null"`
-	Via       string    `gorm:"size:200"`
-	Detail    string    // JSON object with what the action carried
-	CreatedAt time.Time `gorm:"not null"`
-}

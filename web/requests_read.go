@@ -50,17 +50,8 @@ func (s *Server) getRequest(c echo.Context) error {
 	return c.JSON(http.StatusOK, toAPIRequest(r))
 }
 
-type apiAudit struct {
-	ID      uint64 `json:"id"`
-	Version int    `json:"version"`
-	Action  string `json:"action"`
-	Actor   string `json:"actor"`
-	Via     string `json:"via"`
-	Detail  string `json:"detail,omitempty"`
-	At      string `json:"at"`
-}
-
-// auditRequest answers the audit trail of one request, oldest first.
+// auditRequest answers one request's entries of the chain, oldest first, in
+// the shape of GET /v1/audit.
 func (s *Server) auditRequest(c echo.Context) error {
 	r, err := s.visibleRequest(c, c.Param("id"))
 	if err != nil {
@@ -70,9 +61,5 @@ func (s *Server) auditRequest(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := make([]apiAudit, len(rows))
-	for i, a := range rows {
-		out[i] = apiAudit{ID: a.ID, Version: a.Version, Action: a.Action, Actor: a.Actor, Via: a.Via, Detail: a.Detail, At: rfc3339(a.CreatedAt)}
-	}
-	return c.JSON(http.StatusOK, map[string]any{"request_id": r.ID, "events": out})
+	return c.JSON(http.StatusOK, newAuditPage(rows, 0))
 }

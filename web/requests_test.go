@@ -265,7 +265,7 @@ func TestPatchCancelDismiss(t *testing.T) {
 	}
 	_, body = e.Do("GET", "/v1/requests/"+id+"/audit", op, nil)
 	var actions []string
-	for _, ev := range webtest.JSON(t, body)["events"].([]any) {
+	for _, ev := range webtest.JSON(t, body)["entries"].([]any) {
 		actions = append(actions, ev.(map[string]any)["action"].(string))
 	}
 	if got := fmt.Sprint(actions); got != "[create edit cancel]" {

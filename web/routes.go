@@ -28,6 +28,10 @@ func (s *Server) routes() {
 	v1.POST("/requests/:id/dismiss", s.dismissRequest, operator)
 	v1.GET("/requests/:id/audit", s.auditRequest, operator)
 	v1.GET("/rules", s.listRules, operator)
+	if s.audit != nil {
+		v1.GET("/audit", s.listAudit, operator)
+		v1.GET("/audit/head", s.getAuditHead, operator)
+	}
 	if s.devices != nil { // phone and browser notifications
 		v1.GET("/devices", s.listDevices, operator)
 		v1.POST("/devices", s.registerDevice, operator)

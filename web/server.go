@@ -78,6 +78,8 @@ type Deps struct {
 	Changes  models.Subscriber
 	// Grants, when set, serves the pending-grant routes (/v1/pending…).
 	Grants Grants
+	// Audit, when set, serves the whole chain and its signed head (/v1/audit…).
+	Audit AuditLog
 }
 
 // Server is the HTTP server.
@@ -98,6 +100,7 @@ type Server struct {
 
 	reads  *freshReads // coalesced re-reads for waiters
 	grants Grants
+	audit  AuditLog
 
 	closeOnce sync.Once
 	closing   chan struct{} // closed when the server stops: releases every wait
@@ -131,7 +134,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	}
 	s := &Server{
 		cfg: cfg, store: d.Store, watcher: d.Watcher, db: d.DB, rules: d.Rules, devices: d.Devices,
-		runtimes: d.Runtimes, changes: d.Changes, grants: d.Grants,
+		runtimes: d.Runtimes, changes: d.Changes, grants: d.Grants, audit: d.Audit,
 		waiters: newWaiterCaps(cfg.MaxWaiters, cfg.MaxWaitersPerCaller),
 		baseURL: base, closing: make(chan struct{}),
 	}

@@ -25,6 +25,8 @@ Usage:
   gatehouse ask --title "…" [--option id:label:effect]… [--timeout 10m] [--json] [--url URL] [--token T]
   gatehouse hook claude-code [--timeout 5m] [--url URL] [--token T] < hook-input.json
   gatehouse gate --upstream URL --sandbox ID [--listen 127.0.0.1:9000] [--rules gate.yaml] [--credential "H: $VAR"]… [--strip H]… [--max-body 10MiB] [--tls-cert F --tls-key F]
+  gatehouse audit export [--database URL] [--after SEQ]
+  gatehouse audit verify [--database URL | --file EXPORT.jsonl [--key PUBLIC_KEY]] [--head HEAD.json]
 
 The default database is gatehouse.db in $XDG_DATA_HOME/gatehouse (else
 ~/.local/share/gatehouse); serve creates it, other commands need --create.
@@ -51,6 +53,7 @@ func commands() map[string]command {
 		"push":    runPush,
 		"runtime": runRuntime,
 		"gate":    runGate,
+		"audit":   runAudit,
 	}
 }
 

@@ -194,19 +194,19 @@ func TestReplicas(t *testing.T) {
 			}
 		}
 		var trail struct {
-			Events []struct{ Action string } `json:"events"`
+			Entries []struct{ Action string } `json:"entries"`
 		}
 		if err := op1.Do(ctx, "GET", "/v1/requests/"+r.ID+"/audit", nil, nil, &trail); err != nil {
 			t.Fatal(err)
 		}
 		n := 0
-		for _, e := range trail.Events {
+		for _, e := range trail.Entries {
 			if e.Action == "expire" {
 				n++
 			}
 		}
 		if n != 1 {
-			t.Fatalf("audit trail has %d expire events, want 1: %+v", n, trail.Events)
+			t.Fatalf("audit trail has %d expire events, want 1: %+v", n, trail.Entries)
 		}
 	})
 }

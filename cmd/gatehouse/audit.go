@@ -1,0 +1,230 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/ed25519"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/gatehousehq/gatehouse/models"
+)
+
+// runAudit exports and verifies the hash-chained audit trail.
+func runAudit(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, "usage: gatehouse audit export|verify …")
+		return 2
+	}
+	switch args[0] {
+	case "export":
+		return runAuditExport(ctx, args[1:], stdout, stderr)
+	case "verify":
+		return runAuditVerify(ctx, args[1:], stdout, stderr)
+	}
+	fmt.Fprintf(stderr, "gatehouse: unknown audit command %q\n", args[0])
+	return 2
+}
+
+// runAuditExport writes the chain after --after as JSON Lines.
+func runAuditExport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("audit export", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	database := fs.String("database", defaultDatabase(), "database URL (GATEHOUSE_DATABASE)")
+	after := fs.Uint64("after", 0, "export the entries after this seq")
+	if err := fs.Parse(args); err != nil || fs.NArg() != 0 {
+		return 2
+	}
+	store, closeDB, err := openExistingStore(*database)
+	if err != nil {
+		fmt.Fprintln(stderr, "gatehouse:", err)
+		return 1
+	}
+	defer closeDB()
+	w := bufio.NewWriter(stdout)
+	enc := json.NewEncoder(w)
+	for seq := *after; ; {
+		rows, err := store.AuditEntries(ctx, seq, 1000)
+		if err != nil {
+			fmt.Fprintln(stderr, "gatehouse:", err)
+			return 1
+		}
+		if len(rows) == 0 {
+			break
+		}
+		for i := range rows {
+			if err := enc.Encode(rows[i].Entry()); err != nil {
+				fmt.Fprintln(stderr, "gatehouse:", err)
+				return 1
+			}
+			seq = rows[i].Seq
+		}
+	}
+	if err := w.Flush(); err != nil {
+		fmt.Fprintln(stderr, "gatehouse:", err)
+		return 1
+	}
+	return 0
+}
+
+// runAuditVerify checks every link of the chain in the database or an export,
+// and with --head that a head saved earlier is still in it.
+func runAuditVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("audit verify", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	database := fs.String("database", "", "database URL (GATEHOUSE_DATABASE; the default when --file is not given)")
+	file := fs.String("file", "", "an export (JSON Lines) to verify instead of the database")
+	key := fs.String("key", "", "the server's public key for --head, the base64 public_key of /v1/keys (needed with --file; with --database it pins the key instead of reading it there)")
+	headFile := fs.String("head", "", "a saved GET /v1/audit/head answer the chain must still hold")
+	if err := fs.Parse(args); err != nil || fs.NArg() != 0 {
+		return 2
+	}
+	if *database != "" && *file != "" {
+		fmt.Fprintln(stderr, "gatehouse: give --database or --file, not both")
+		return 2
+	}
+	var head *models.SignedHead
+	if *headFile != "" {
+		h, err := readHead(*headFile)
+		if err != nil {
+			fmt.Fprintln(stderr, "gatehouse:", err)
+			return 2
+		}
+		head = h
+	}
+	var v *models.ChainVerifier
+	var err error
+	if *file != "" {
+		v, err = verifyFile(*file, *key, head)
+	} else {
+		if *database == "" {
+			*database = defaultDatabase()
+		}
+		v, err = verifyDatabase(ctx, *database, *key, head)
+	}
+	var ce *models.ChainError
+	switch {
+	case errors.As(err, &ce):
+		fmt.Fprintf(stderr, "gatehouse: audit chain broken at seq %d: %s\n", ce.Seq, ce.Why)
+		return 1
+	case err != nil:
+		fmt.Fprintln(stderr, "gatehouse:", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "ok: %d entries, head %d %s\n", v.N, v.Seq, v.Hash)
+	return 0
+}
+
+func verifyDatabase(ctx context.Context, database, key string, head *models.SignedHead) (*models.ChainVerifier, error) {
+	store, closeDB, err := openExistingStore(database)
+	if err != nil {
+		return nil, err
+	}
+	defer closeDB()
+	if head != nil {
+		var pub ed25519.PublicKey
+		if key != "" {
+			pub, err = parseKey(key)
+		} else {
+			pub, err = store.PublicKey(ctx, head.KeyID)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if err := head.Verify(pub); err != nil {
+			return nil, err
+		}
+	}
+	return store.VerifyAudit(ctx, head)
+}
+
+func parseKey(key string) (ed25519.PublicKey, error) {
+	pub, err := base64.StdEncoding.DecodeString(key)
+	if err != nil || len(pub) != ed25519.PublicKeySize {
+		return nil, errors.New("--key is not a base64 Ed25519 public key")
+	}
+	return ed25519.PublicKey(pub), nil
+}
+
+func verifyFile(path, key string, head *models.SignedHead) (*models.ChainVerifier, error) {
+	if head != nil {
+		if key == "" {
+			return nil, errors.New("--head with --file needs --key, the server's public key")
+		}
+		pub, err := parseKey(key)
+		if err != nil {
+			return nil, err
+		}
+		if err := head.Verify(pub); err != nil {
+			return nil, err
+		}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	v := models.NewChainVerifier()
+	v.Head = head
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64*1024), 16<<20)
+	for line := 1; sc.Scan(); line++ {
+		if strings.TrimSpace(sc.Text()) == "" {
+			continue
+		}
+		var e models.AuditEntry
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			return v, &models.ChainError{Seq: v.Seq + 1, Why: fmt.Sprintf("line %d is not an entry: %v", line, err)}
+		}
+		if err := v.Next(e); err != nil {
+			return v, err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return v, err
+	}
+	return v, v.Finish()
+}
+
+func readHead(path string) (*models.SignedHead, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var h models.SignedHead
+	if err := json.Unmarshal(b, &h); err != nil || h.Hash == "" || h.Signature == "" {
+		return nil, fmt.Errorf("--head %s is not a saved /v1/audit/head answer", path)
+	}
+	return &h, nil
+}
+
+// openExistingStore opens a database without creating or migrating it: the
+// audit commands read evidence and must not make some.
+func openExistingStore(url string) (*models.Store, func(), error) {
+	if !models.IsPostgres(url) {
+		path := strings.TrimPrefix(strings.TrimPrefix(url, "sqlite://"), "sqlite:")
+		if _, err := os.Stat(path); err != nil {
+			return nil, nil, fmt.Errorf("database %s: %w", url, err)
+		}
+	}
+	db, err := models.OpenDB(url)
+	if err != nil {
+		return nil, nil, err
+	}
+	closeDB := func() {
+		if sqlDB, err := db.DB(); err == nil {
+			sqlDB.Close()
+		}
+	}
+	if !db.Migrator().HasTable(&models.AuditHead{}) {
+		closeDB()
+		return nil, nil, fmt.Errorf("database %s has no audit chain yet: start gatehouse serve on it once to migrate", url)
+	}
+	return models.NewStore(db, nil), closeDB, nil
+}
