@@ -24,6 +24,8 @@ Usage:
   gatehouse runtime --name N [--machine M] [--callback-listen ADDR] [--pull] [--url URL] [--token T]
   gatehouse ask --title "…" [--option id:label:effect]… [--timeout 10m] [--json] [--url URL] [--token T]
   gatehouse hook claude-code [--timeout 5m] [--url URL] [--token T] < hook-input.json
+  gatehouse hook codex [--timeout 5m] [--url URL] [--token T] < hook-input.json
+  gatehouse codex app-server [--url URL] [--token T] [--codex PATH] [-- CODEX ARGS]
 
 Run "gatehouse COMMAND -h" for a command's flags.
 `
