@@ -49,6 +49,7 @@ func commands() map[string]command {
 		"rules":   runRules,
 		"push":    runPush,
 		"runtime": runRuntime,
+		"codex":   runCodex,
 	}
 }
 

@@ -1,0 +1,338 @@
+// Package codexbridge relays Codex's app-server protocol (JSON-RPC, one
+// message a line, on stdio) between Codex and the client that started it, and
+// files every approval Codex asks for in Gatehouse too: whichever answers
+// first, the local client or the operator, answers Codex, and the other side
+// is withdrawn.
+package codexbridge
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/gatehousehq/gatehouse/client"
+)
+
+// Gatehouse is what the bridge needs of the Gatehouse client.
+type Gatehouse interface {
+	File(ctx context.Context, n client.NewRequest, idempotencyKey string) (*client.Request, error)
+	WaitSettled(ctx context.Context, id string) (*client.Request, error)
+	Cancel(ctx context.Context, id string) (*client.Request, error)
+}
+
+// Bridge relays one app-server session.
+type Bridge struct {
+	Gatehouse Gatehouse
+	// ExpiresIn (seconds) is how long a filed approval stays open in
+	// Gatehouse; after that only the local client can answer it.
+	ExpiresIn int64
+	// Log receives one line per thing worth knowing (filed, answered, failed).
+	Log io.Writer
+
+	mu       sync.Mutex
+	toCodex  io.Writer
+	pending  map[string]*pending // JSON-RPC request id -> approval not yet answered
+	operator map[string]bool     // request ids the operator answered: the client's late answer is dropped
+	work     sync.WaitGroup      // filings, waits and withdrawals in flight
+}
+
+// pending is one approval Codex waits on.
+type pending struct {
+	id        json.RawMessage // the JSON-RPC id, as Codex sent it
+	approval  *approval
+	stop      context.CancelFunc // ends the Gatehouse wait
+	requestID string             // the Gatehouse request, once filed
+	done      bool               // answered or withdrawn: nothing more to send Codex
+	cancelled bool               // the Gatehouse request's cancel was sent
+}
+
+// envelope is the part of a JSON-RPC message the bridge reads. Codex sends no
+// "jsonrpc" member; a request has id and method, a response id and no method.
+type envelope struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+}
+
+// Relay copies messages both ways until Codex's output ends, then withdraws
+// whatever is still open in Gatehouse. fromClient ending closes toCodex, which
+// tells Codex to stop.
+func (b *Bridge) Relay(ctx context.Context, fromClient io.Reader, toClient io.Writer, toCodex io.WriteCloser, fromCodex io.Reader) error {
+	ctx, stopAll := context.WithCancel(ctx)
+	defer stopAll()
+	b.mu.Lock()
+	b.toCodex, b.pending, b.operator = toCodex, map[string]*pending{}, map[string]bool{}
+	b.mu.Unlock()
+
+	clientDone := make(chan error, 1)
+	go func() {
+		err := eachLine(fromClient, func(line []byte) error { return b.fromClient(ctx, line) })
+		_ = toCodex.Close()
+		clientDone <- err
+	}()
+	err := eachLine(fromCodex, func(line []byte) error { return b.fromCodex(ctx, line, toClient) })
+	stopAll()
+	b.withdrawAll()
+	b.work.Wait()
+	select {
+	case cerr := <-clientDone:
+		err = errors.Join(err, cerr)
+	default:
+		// The client's side is still open (Codex went first): its reader ends
+		// when the caller's stdin does.
+	}
+	return err
+}
+
+// eachLine calls fn with each newline-terminated message (the newline kept),
+// and a last one without a newline.
+func eachLine(r io.Reader, fn func([]byte) error) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(line) > 0 {
+			if ferr := fn(line); ferr != nil {
+				return ferr
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// fromCodex relays one line to the client unchanged, and files it when it is
+// an approval, or withdraws the filing when Codex says the request is over.
+func (b *Bridge) fromCodex(ctx context.Context, line []byte, toClient io.Writer) error {
+	if _, err := toClient.Write(line); err != nil {
+		return fmt.Errorf("write to the client: %w", err)
+	}
+	var m envelope
+	if json.Unmarshal(line, &m) != nil || m.Method == "" {
+		return nil
+	}
+	if m.Method == "serverRequest/resolved" {
+		var p struct {
+			RequestID json.RawMessage `json:"requestId"`
+		}
+		if json.Unmarshal(m.Params, &p) == nil {
+			b.settle(idKey(p.RequestID), "Codex resolved it")
+		}
+		return nil
+	}
+	if len(m.ID) == 0 {
+		return nil
+	}
+	a, ok, err := parseApproval(m.Method, m.Params)
+	if !ok {
+		return nil
+	}
+	if err != nil {
+		b.logf("not filed, the local client answers: %v", err)
+		return nil
+	}
+	wctx, stop := context.WithCancel(ctx)
+	p := &pending{id: append(json.RawMessage(nil), m.ID...), approval: a, stop: stop}
+	b.mu.Lock()
+	b.pending[idKey(m.ID)] = p
+	b.mu.Unlock()
+	b.work.Add(1)
+	go func() {
+		defer b.work.Done()
+		b.askOperator(wctx, p)
+	}()
+	return nil
+}
+
+// fromClient relays one line to Codex unchanged, unless it answers an
+// approval the operator already answered (Codex took the first answer).
+func (b *Bridge) fromClient(ctx context.Context, line []byte) error {
+	var m envelope
+	if json.Unmarshal(line, &m) == nil && m.Method == "" && len(m.ID) > 0 {
+		key := idKey(m.ID)
+		b.mu.Lock()
+		if b.operator[key] {
+			b.mu.Unlock()
+			b.logf("request %s: the operator answered first; the local client's answer is dropped", key)
+			return nil
+		}
+		p := b.pending[key]
+		if p != nil {
+			// Sent while holding the lock, so an operator's answer cannot
+			// slip in between.
+			p.done = true
+			delete(b.pending, key)
+			_, err := b.toCodex.Write(line)
+			b.mu.Unlock()
+			b.withdraw(p, "the local client answered")
+			return err
+		}
+		b.mu.Unlock()
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	_, err := b.toCodex.Write(line)
+	return err
+}
+
+// askOperator files the approval, waits for the operator and, when they
+// decide first, answers Codex with the offered decision they chose.
+func (b *Bridge) askOperator(ctx context.Context, p *pending) {
+	n := p.approval.request
+	n.ExpiresIn = b.ExpiresIn
+	// The filing is not cut short by an answer meanwhile: a request the
+	// server created must come back with its id, to be withdrawn.
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), fileTimeout)
+	r, err := b.Gatehouse.File(fctx, n, p.approval.idempotencyKey())
+	cancel()
+	if err != nil {
+		b.logf("request %s not filed, the local client answers: %v", idKey(p.id), err)
+		return
+	}
+	b.mu.Lock()
+	p.requestID = r.ID
+	done := p.done
+	b.mu.Unlock()
+	b.logf("request %s filed as %s: %s", idKey(p.id), r.ID, r.Title)
+	if done {
+		b.withdraw(p, "answered while it was being filed")
+		return
+	}
+	final := r
+	if r.Status == "open" {
+		final, err = b.Gatehouse.WaitSettled(ctx, r.ID)
+		if err != nil {
+			return // answered elsewhere, or the bridge stops: the withdrawal follows
+		}
+	}
+	option := OperatorDecision(r, final)
+	result, ok := p.approval.results[option]
+	if !ok {
+		b.logf("%s ended %s without a decision; the local client answers", r.ID, final.Status)
+		return
+	}
+	key := idKey(p.id)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if p.done {
+		return
+	}
+	p.done = true
+	delete(b.pending, key)
+	b.operator[key] = true
+	msg, _ := json.Marshal(struct {
+		ID     json.RawMessage `json:"id"`
+		Result json.RawMessage `json:"result"`
+	}{p.id, result})
+	if _, err := b.toCodex.Write(append(msg, '\n')); err != nil {
+		b.logf("answer %s to Codex: %v", key, err)
+		return
+	}
+	b.logf("request %s answered from Gatehouse: %s by %s", key, option, deref(final.DecidedBy))
+}
+
+// OperatorDecision is the option id the operator chose on the filed request,
+// or "" when it ended without one (expired, cancelled, dismissed). It is the
+// one place that says whether Gatehouse decided; filed is the record the
+// filing answered, so a check that the decision was made on what was filed
+// belongs here too.
+func OperatorDecision(filed, final *client.Request) string {
+	if filed == nil || final == nil || final.ID != filed.ID || final.Status != "resolved" || final.Decision == nil {
+		return ""
+	}
+	for _, o := range final.Options {
+		if o.ID == *final.Decision {
+			return o.ID
+		}
+	}
+	return ""
+}
+
+// settle marks an approval over without an answer from the bridge (Codex
+// withdrew it) and withdraws its filing.
+func (b *Bridge) settle(key, why string) {
+	b.mu.Lock()
+	p := b.pending[key]
+	if p == nil || p.done {
+		b.mu.Unlock()
+		return
+	}
+	p.done = true
+	delete(b.pending, key)
+	b.mu.Unlock()
+	b.withdraw(p, why)
+}
+
+// withdrawAll withdraws every approval still open when the session ends.
+func (b *Bridge) withdrawAll() {
+	b.mu.Lock()
+	var open []*pending
+	for key, p := range b.pending {
+		p.done = true
+		delete(b.pending, key)
+		open = append(open, p)
+	}
+	b.mu.Unlock()
+	for _, p := range open {
+		b.withdraw(p, "the session ended")
+	}
+}
+
+// withdraw stops the wait and cancels the Gatehouse request, in the
+// background so the relay never waits on Gatehouse.
+func (b *Bridge) withdraw(p *pending, why string) {
+	p.stop()
+	b.mu.Lock()
+	id, first := p.requestID, !p.cancelled
+	p.cancelled = p.cancelled || id != ""
+	b.mu.Unlock()
+	if id == "" || !first {
+		return // not filed yet (askOperator withdraws it once filed), or already withdrawn
+	}
+	b.work.Add(1)
+	go func() {
+		defer b.work.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), cancelTimeout)
+		defer cancel()
+		_, err := b.Gatehouse.Cancel(ctx, id)
+		var e *client.Error
+		switch {
+		case err == nil:
+			b.logf("%s cancelled: %s", id, why)
+		case errors.As(err, &e) && e.Request != nil && e.Request.Status != "open":
+			b.logf("%s was already %s when %s", id, e.Request.Status, why)
+		default:
+			b.logf("cancel %s: %v", id, err)
+		}
+	}()
+}
+
+func (b *Bridge) logf(format string, args ...any) {
+	if b.Log != nil {
+		fmt.Fprintf(b.Log, "gatehouse codex: "+format+"\n", args...)
+	}
+}
+
+// idKey is a JSON-RPC id as a map key: 0 and "0" stay apart.
+func idKey(id json.RawMessage) string {
+	var buf bytes.Buffer
+	if json.Compact(&buf, id) != nil {
+		return string(id)
+	}
+	return buf.String()
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return "the operator"
+	}
+	return *s
+}
