@@ -40,7 +40,8 @@ func startAppServer(t *testing.T, codex, gatehouse, url, token string) (*appClie
 		}
 	}
 	write(t, filepath.Join(codexHome, "config.toml"), []byte(fmt.Sprintf(codexConfig, mock.URL)))
-	cmd := exec.Command(gatehouse, "codex", "app-server", "--codex", codex)
+	// As docs/agents.md shows it, with Codex's own arguments after "--".
+	cmd := exec.Command(gatehouse, "codex", "app-server", "--codex", codex, "--", "-c", "model=gpt-5.5")
 	cmd.Env = []string{"HOME=" + home, "CODEX_HOME=" + codexHome, "PATH=/usr/local/bin:/usr/bin:/bin", "SHELL=/bin/bash",
 		"GATEHOUSE_TEST_MOCK_KEY=mock", "GATEHOUSE_URL=" + url, "GATEHOUSE_TOKEN=" + token, "NO_COLOR=1"}
 	in, err := cmd.StdinPipe()
