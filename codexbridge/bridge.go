@@ -31,6 +31,10 @@ type Bridge struct {
 	// ExpiresIn (seconds) is how long a filed approval stays open in
 	// Gatehouse; after that only the local client can answer it.
 	ExpiresIn int64
+	// RuntimeID, when set, is the runtime the filings name, so the server also
+	// forwards each decision to OnDecision (the runtime's callback), and a
+	// decision for an approval this bridge no longer holds is a conflict.
+	RuntimeID string
 	// Log receives one line per thing worth knowing (filed, answered, failed).
 	Log io.Writer
 
@@ -38,6 +42,8 @@ type Bridge struct {
 	toCodex  io.Writer
 	pending  map[string]*pending // JSON-RPC request id -> approval not yet answered
 	operator map[string]bool     // request ids the operator answered: the client's late answer is dropped
+	filed    map[string]*pending // Gatehouse request id -> its approval, while pending
+	settled  map[string]bool     // Gatehouse request ids whose decision reached Codex
 	work     sync.WaitGroup      // filings, waits and withdrawals in flight
 }
 
@@ -67,6 +73,7 @@ func (b *Bridge) Relay(ctx context.Context, fromClient io.Reader, toClient io.Wr
 	defer stopAll()
 	b.mu.Lock()
 	b.toCodex, b.pending, b.operator = toCodex, map[string]*pending{}, map[string]bool{}
+	b.filed, b.settled = map[string]*pending{}, map[string]bool{}
 	b.mu.Unlock()
 
 	clientDone := make(chan error, 1)
@@ -170,6 +177,7 @@ func (b *Bridge) fromClient(ctx context.Context, line []byte) error {
 			// slip in between.
 			p.done = true
 			delete(b.pending, key)
+			delete(b.filed, p.requestID)
 			_, err := b.toCodex.Write(line)
 			b.mu.Unlock()
 			b.withdraw(p, "the local client answered")
@@ -188,6 +196,9 @@ func (b *Bridge) fromClient(ctx context.Context, line []byte) error {
 func (b *Bridge) askOperator(ctx context.Context, p *pending) {
 	n := p.approval.request
 	n.ExpiresIn = b.ExpiresIn
+	if b.RuntimeID != "" {
+		n.RuntimeID = &b.RuntimeID
+	}
 	// The filing is not cut short by an answer meanwhile: a request the
 	// server created must come back with its id, to be withdrawn.
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), fileTimeout)
@@ -200,6 +211,9 @@ func (b *Bridge) askOperator(ctx context.Context, p *pending) {
 	b.mu.Lock()
 	p.requestID = r.ID
 	done := p.done
+	if !done {
+		b.filed[r.ID] = p
+	}
 	b.mu.Unlock()
 	b.logf("request %s filed as %s: %s", idKey(p.id), r.ID, r.Title)
 	if done {
@@ -214,29 +228,64 @@ func (b *Bridge) askOperator(ctx context.Context, p *pending) {
 		}
 	}
 	option := OperatorDecision(r, final)
-	result, ok := p.approval.results[option]
-	if !ok {
+	if _, ok := p.approval.results[option]; !ok {
 		b.logf("%s ended %s without a decision; the local client answers", r.ID, final.Status)
 		return
 	}
+	b.answerCodex(p, option, deref(final.DecidedBy))
+}
+
+// answerCodex sends Codex the operator's decision, unless the approval was
+// answered already. It reports whether the approval is answered with it.
+func (b *Bridge) answerCodex(p *pending, option, by string) bool {
 	key := idKey(p.id)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if p.done {
-		return
+	if b.settled[p.requestID] {
+		return true // the wait and the callback both brought it
 	}
+	if p.done {
+		return false
+	}
+	result := p.approval.results[option]
 	p.done = true
 	delete(b.pending, key)
+	delete(b.filed, p.requestID)
 	b.operator[key] = true
+	b.settled[p.requestID] = true
 	msg, _ := json.Marshal(struct {
 		ID     json.RawMessage `json:"id"`
 		Result json.RawMessage `json:"result"`
 	}{p.id, result})
 	if _, err := b.toCodex.Write(append(msg, '\n')); err != nil {
 		b.logf("answer %s to Codex: %v", key, err)
-		return
+		return true
 	}
-	b.logf("request %s answered from Gatehouse: %s by %s", key, option, deref(final.DecidedBy))
+	b.logf("request %s answered from Gatehouse: %s by %s", key, option, by)
+	return true
+}
+
+// OnDecision takes a decision the server forwarded to this bridge's runtime
+// callback (client.Handler.OnDecision). A decision for an approval the bridge
+// no longer holds (it restarted, or the local client answered first) is
+// client.ErrGone: the server records a conflict and tells the operator.
+func (b *Bridge) OnDecision(_ context.Context, d client.Decision) error {
+	b.mu.Lock()
+	p, settled := b.filed[d.RequestID], b.settled[d.RequestID]
+	b.mu.Unlock()
+	if settled {
+		return nil
+	}
+	if p == nil || d.Decision == nil {
+		return client.ErrGone
+	}
+	if _, ok := p.approval.results[*d.Decision]; !ok {
+		return client.ErrGone
+	}
+	if !b.answerCodex(p, *d.Decision, "the operator") {
+		return client.ErrGone
+	}
+	return nil
 }
 
 // OperatorDecision is the option id the operator chose on the filed request,
@@ -267,6 +316,7 @@ func (b *Bridge) settle(key, why string) {
 	}
 	p.done = true
 	delete(b.pending, key)
+	delete(b.filed, p.requestID)
 	b.mu.Unlock()
 	b.withdraw(p, why)
 }
@@ -278,6 +328,7 @@ func (b *Bridge) withdrawAll() {
 	for key, p := range b.pending {
 		p.done = true
 		delete(b.pending, key)
+		delete(b.filed, p.requestID)
 		open = append(open, p)
 	}
 	b.mu.Unlock()
