@@ -22,6 +22,7 @@ import (
 type Gatehouse interface {
 	File(ctx context.Context, n client.NewRequest, idempotencyKey string) (*client.Request, error)
 	WaitSettled(ctx context.Context, id string) (*client.Request, error)
+	Get(ctx context.Context, id string) (*client.Request, error)
 	Cancel(ctx context.Context, id string) (*client.Request, error)
 }
 
@@ -53,6 +54,7 @@ type pending struct {
 	approval  *approval
 	stop      context.CancelFunc // ends the Gatehouse wait
 	requestID string             // the Gatehouse request, once filed
+	filedAs   *client.Request    // the record the filing answered
 	done      bool               // answered or withdrawn: nothing more to send Codex
 	cancelled bool               // the Gatehouse request's cancel was sent
 }
@@ -209,7 +211,7 @@ func (b *Bridge) askOperator(ctx context.Context, p *pending) {
 		return
 	}
 	b.mu.Lock()
-	p.requestID = r.ID
+	p.requestID, p.filedAs = r.ID, r
 	done := p.done
 	if !done {
 		b.filed[r.ID] = p
@@ -269,20 +271,32 @@ func (b *Bridge) answerCodex(p *pending, option, by string) bool {
 // callback (client.Handler.OnDecision). A decision for an approval the bridge
 // no longer holds (it restarted, or the local client answered first) is
 // client.ErrGone: the server records a conflict and tells the operator.
-func (b *Bridge) OnDecision(_ context.Context, d client.Decision) error {
+//
+// The decision is read back from Gatehouse and judged by OperatorDecision, like
+// the wait's, so whether Gatehouse decided is said in one place.
+func (b *Bridge) OnDecision(ctx context.Context, d client.Decision) error {
 	b.mu.Lock()
 	p, settled := b.filed[d.RequestID], b.settled[d.RequestID]
+	var filedAs *client.Request
+	if p != nil {
+		filedAs = p.filedAs
+	}
 	b.mu.Unlock()
 	if settled {
 		return nil
 	}
-	if p == nil || d.Decision == nil {
+	if p == nil {
 		return client.ErrGone
 	}
-	if _, ok := p.approval.results[*d.Decision]; !ok {
+	final, err := b.Gatehouse.Get(ctx, d.RequestID)
+	if err != nil {
+		return err // the server retries
+	}
+	option := OperatorDecision(filedAs, final)
+	if _, ok := p.approval.results[option]; !ok {
 		return client.ErrGone
 	}
-	if !b.answerCodex(p, *d.Decision, "the operator") {
+	if !b.answerCodex(p, option, deref(final.DecidedBy)) {
 		return client.ErrGone
 	}
 	return nil

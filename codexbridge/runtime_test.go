@@ -115,71 +115,92 @@ func TestBridgeAsRuntime(t *testing.T) {
 		}
 	})
 	t.Run("a live approval the operator answers is delivered once", func(t *testing.T) {
-		b := &codexbridge.Bridge{ExpiresIn: 600}
-		g := newRuntimeGatehouse(t, b)
-		sub := g.changes.Subscribe(64)
-		defer sub.Close()
-		fromCodexR, fromCodexW := io.Pipe()
-		toCodexR, toCodexW := io.Pipe()
-		clientInR, clientInW := io.Pipe()
-		relayed := make(chan error, 1)
-		go func() { relayed <- b.Relay(context.Background(), clientInR, io.Discard, toCodexW, fromCodexR) }()
-		var request []byte
-		entries, err := transcript("testdata/appserver-accept.jsonrpc.jsonl")
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range entries {
-			if isApprovalRequest(e.Msg) {
-				request = e.Msg
-			}
-		}
-		if _, err := fromCodexW.Write(append(request, '\n')); err != nil {
-			t.Fatal(err)
-		}
-		var id string
-		deadline := time.After(guard)
-		for id == "" {
-			select {
-			case ch := <-sub.C:
-				if ch.Action == "create" {
-					id = ch.RequestID
-				}
-			case <-deadline:
-				t.Fatal("the bridge filed nothing")
-			}
-		}
-		if _, err := g.operator.Decide(context.Background(), id, 1, "accept", ""); err != nil {
-			t.Fatal(err)
-		}
-		toCodex := bufio.NewReader(toCodexR)
-		answer := make(chan string, 1)
-		go func() {
-			line, _ := toCodex.ReadString('\n')
-			answer <- line
-		}()
-		select {
-		case got := <-answer:
-			if got != `{"id":0,"result":{"decision":"accept"}}`+"\n" {
-				t.Fatalf("Codex was sent %q", got)
-			}
-		case <-time.After(guard):
-			t.Fatal("Codex was sent no answer")
-		}
-		if st := g.actuation(t, sub, id); st != "delivered" {
-			t.Fatalf("actuation %s, want delivered (the wait and the callback both bring the decision; Codex gets it once)", st)
-		}
-		rest := make(chan []byte, 1)
-		go func() { b, _ := io.ReadAll(toCodex); rest <- b }()
-		clientInW.Close() // the bridge closes Codex's stdin
-		fromCodexW.Close()
-		if err := <-relayed; err != nil {
-			t.Fatal(err)
-		}
-		if more := <-rest; len(more) > 0 {
-			t.Fatalf("Codex was sent more after the answer: %s", more)
-		}
+		liveApproval(t, func(c *client.Client) codexbridge.Gatehouse { return c })
 	})
+	t.Run("the callback alone brings the decision", func(t *testing.T) {
+		liveApproval(t, func(c *client.Client) codexbridge.Gatehouse { return noWait{c} })
+	})
+}
+
+// noWait is Gatehouse whose long-poll never answers, so only the forwarded
+// decision can reach the bridge.
+type noWait struct{ *client.Client }
+
+func (noWait) WaitSettled(ctx context.Context, _ string) (*client.Request, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// liveApproval: the bridge, registered as a runtime, relays the recorded
+// approval; the operator accepts; Codex gets the answer once and the forward
+// is delivered.
+func liveApproval(t *testing.T, gh func(*client.Client) codexbridge.Gatehouse) {
+	t.Helper()
+	b := &codexbridge.Bridge{ExpiresIn: 600}
+	g := newRuntimeGatehouse(t, b)
+	b.Gatehouse = gh(g.runtime)
+	sub := g.changes.Subscribe(64)
+	defer sub.Close()
+	fromCodexR, fromCodexW := io.Pipe()
+	toCodexR, toCodexW := io.Pipe()
+	clientInR, clientInW := io.Pipe()
+	relayed := make(chan error, 1)
+	go func() { relayed <- b.Relay(context.Background(), clientInR, io.Discard, toCodexW, fromCodexR) }()
+	var request []byte
+	entries, err := transcript("testdata/appserver-accept.jsonrpc.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if isApprovalRequest(e.Msg) {
+			request = e.Msg
+		}
+	}
+	if _, err := fromCodexW.Write(append(request, '\n')); err != nil {
+		t.Fatal(err)
+	}
+	var id string
+	deadline := time.After(guard)
+	for id == "" {
+		select {
+		case ch := <-sub.C:
+			if ch.Action == "create" {
+				id = ch.RequestID
+			}
+		case <-deadline:
+			t.Fatal("the bridge filed nothing")
+		}
+	}
+	if _, err := g.operator.Decide(context.Background(), id, 1, "accept", ""); err != nil {
+		t.Fatal(err)
+	}
+	toCodex := bufio.NewReader(toCodexR)
+	answer := make(chan string, 1)
+	go func() {
+		line, _ := toCodex.ReadString('\n')
+		answer <- line
+	}()
+	select {
+	case got := <-answer:
+		if got != `{"id":0,"result":{"decision":"accept"}}`+"\n" {
+			t.Fatalf("Codex was sent %q", got)
+		}
+	case <-time.After(guard):
+		t.Fatal("Codex was sent no answer")
+	}
+	if st := g.actuation(t, sub, id); st != "delivered" {
+		t.Fatalf("actuation %s, want delivered (the wait and the callback both bring the decision; Codex gets it once)", st)
+	}
+	rest := make(chan []byte, 1)
+	go func() { b, _ := io.ReadAll(toCodex); rest <- b }()
+	clientInW.Close() // the bridge closes Codex's stdin
+	fromCodexW.Close()
+	if err := <-relayed; err != nil {
+		t.Fatal(err)
+	}
+	if more := <-rest; len(more) > 0 {
+		t.Fatalf("Codex was sent more after the answer: %s", more)
+	}
 }
 
 func isApprovalRequest(msg []byte) bool {
