@@ -27,6 +27,7 @@ type appClient struct {
 	exited chan error
 	stderr *syncBuf
 	mock   *responsesMock
+	home   string
 }
 
 func startAppServer(t *testing.T, codex, gatehouse, url, token string) (*appClient, string) {
@@ -52,7 +53,7 @@ func startAppServer(t *testing.T, codex, gatehouse, url, token string) (*appClie
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &appClient{t: t, cmd: cmd, in: in, lines: make(chan []byte, 256), exited: make(chan error, 1), stderr: &syncBuf{}, mock: mock}
+	c := &appClient{t: t, cmd: cmd, in: in, lines: make(chan []byte, 256), exited: make(chan error, 1), stderr: &syncBuf{}, mock: mock, home: home}
 	cmd.Stderr = c.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -201,7 +202,7 @@ func TestCodexAppServerBridgeRealCLI(t *testing.T) {
 		}
 		c.awaitMethod("turn/completed")
 		c.end()
-		checkNothingOpen(t, ts, procRoot)
+		checkNothingOpen(t, ts, procRoot, c.home)
 	})
 	t.Run("the local client answers first", func(t *testing.T) {
 		ts := newTestServer(t)
@@ -220,7 +221,7 @@ func TestCodexAppServerBridgeRealCLI(t *testing.T) {
 			t.Fatalf("tool results %q: want one, the command declined", got)
 		}
 		checkStatus(t, ts, id, "cancelled")
-		checkNothingOpen(t, ts, procRoot)
+		checkNothingOpen(t, ts, procRoot, c.home)
 	})
 }
 

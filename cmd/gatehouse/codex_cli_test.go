@@ -55,6 +55,7 @@ persistence = "none"
 
 // codexRun is one `codex exec` run with Gatehouse's hook in its hooks.json.
 type codexRun struct {
+	home   string // HOME, CODEX_HOME and the project are under it
 	mock   *responsesMock
 	stdout string
 	stderr string
@@ -93,7 +94,7 @@ func runCodexExec(t *testing.T, codex, gatehouse, hooksFile, url, token, command
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.Stdin = strings.NewReader("")
 	err = cmd.Run()
-	return &codexRun{mock: mock, stdout: stdout.String(), stderr: stderr.String(), err: err}
+	return &codexRun{home: home, mock: mock, stdout: stdout.String(), stderr: stderr.String(), err: err}
 }
 
 func write(t *testing.T, path string, b []byte) {
@@ -140,7 +141,7 @@ func TestCodexCLI(t *testing.T) {
 		}
 		checkStatus(t, ts, id, "resolved")
 		run.checkReviewer(t, false)
-		checkNothingOpen(t, ts, procRoot)
+		checkNothingOpen(t, ts, procRoot, run.home)
 	})
 	t.Run("a deny with a note reaches the model", func(t *testing.T) {
 		ts := newTestServer(t)
@@ -156,7 +157,7 @@ func TestCodexCLI(t *testing.T) {
 		}
 		t.Logf("the model was told: %q", got)
 		run.checkReviewer(t, false)
-		checkNothingOpen(t, ts, procRoot)
+		checkNothingOpen(t, ts, procRoot, run.home)
 	})
 	t.Run("a server that is down falls back to Codex, never an allow", func(t *testing.T) {
 		ts := newTestServer(t)
@@ -167,7 +168,7 @@ func TestCodexCLI(t *testing.T) {
 		}
 		t.Logf("Codex's own fallback told the model: %q", got)
 		run.checkReviewer(t, true)
-		checkNothingOpen(t, ts, procRoot)
+		checkNothingOpen(t, ts, procRoot, run.home)
 	})
 	t.Run("a PreToolUse deny with a note reaches the model", func(t *testing.T) {
 		ts := newTestServer(t)
@@ -178,12 +179,13 @@ func TestCodexCLI(t *testing.T) {
 		}()
 		id := waitID(t, ids, done)
 		ts.decide(t, id, "deny", "not before the release")
-		got := (<-done).toolOutput(t)
+		run := <-done
+		got := run.toolOutput(t)
 		if !strings.Contains(got, "not before the release") || strings.Contains(got, "gatehouse-ok\n") {
 			t.Fatalf("tool result %q: want the operator's note, and the command not run", got)
 		}
 		t.Logf("the model was told: %q", got)
-		checkNothingOpen(t, ts, procRoot)
+		checkNothingOpen(t, ts, procRoot, run.home)
 	})
 }
 
@@ -214,18 +216,22 @@ func waitID(t *testing.T, ids <-chan string, done <-chan *codexRun) string {
 	return ""
 }
 
-// checkNothingOpen: no open request, and no process left that runs from the
-// test's temporary directories (Codex, a hook, the command).
-func checkNothingOpen(t *testing.T, ts *testServer, root string) {
+// checkNothingOpen: no open request, and no process left whose command line
+// or environment names one of the test's directories (the built gatehouse, so
+// a hook or the bridge; Codex's HOME, so Codex and whatever it started).
+func checkNothingOpen(t *testing.T, ts *testServer, roots ...string) {
 	t.Helper()
 	if n, err := ts.Store.CountOpen(context.Background()); err != nil || n != 0 {
 		t.Fatalf("%d open requests afterwards (%v)", n, err)
 	}
-	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	procs, _ := filepath.Glob("/proc/[0-9]*")
 	for _, p := range procs {
-		b, err := os.ReadFile(p)
-		if err == nil && bytes.Contains(b, []byte(root)) {
-			t.Fatalf("process %s still runs: %s", filepath.Dir(p), bytes.ReplaceAll(b, []byte{0}, []byte{' '}))
+		cmdline, _ := os.ReadFile(filepath.Join(p, "cmdline"))
+		environ, _ := os.ReadFile(filepath.Join(p, "environ"))
+		for _, root := range roots {
+			if bytes.Contains(cmdline, []byte(root)) || bytes.Contains(environ, []byte(root)) {
+				t.Fatalf("process %s still runs: %s", p, bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '}))
+			}
 		}
 	}
 }
