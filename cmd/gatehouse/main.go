@@ -25,7 +25,7 @@ Usage:
   gatehouse ask --title "…" [--option id:label:effect]… [--timeout 10m] [--json] [--url URL] [--token T]
   gatehouse hook claude-code [--timeout 5m] [--url URL] [--token T] < hook-input.json
   gatehouse hook codex [--timeout 5m] [--url URL] [--token T] < hook-input.json
-  gatehouse codex app-server [--url URL] [--token T] [--codex PATH] [-- CODEX ARGS]
+  gatehouse codex app-server [--url URL] [--token T] [--codex PATH] [--timeout 1h] [--runtime NAME --callback-listen ADDR] [-- CODEX ARGS]
 
 Run "gatehouse COMMAND -h" for a command's flags.
 `
