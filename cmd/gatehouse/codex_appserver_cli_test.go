@@ -30,7 +30,7 @@ type appClient struct {
 	home   string
 }
 
-func startAppServer(t *testing.T, codex, gatehouse, url, token string) (*appClient, string) {
+func startAppServer(t *testing.T, codex, gatehouse, url, token string, flags ...string) (*appClient, string) {
 	t.Helper()
 	mock := newResponsesMock(t, "echo gatehouse-ok")
 	home := t.TempDir()
@@ -42,7 +42,8 @@ func startAppServer(t *testing.T, codex, gatehouse, url, token string) (*appClie
 	}
 	write(t, filepath.Join(codexHome, "config.toml"), []byte(fmt.Sprintf(codexConfig, mock.URL)))
 	// As docs/agents.md shows it, with Codex's own arguments after "--".
-	cmd := exec.Command(gatehouse, "codex", "app-server", "--codex", codex, "--", "-c", "model=gpt-5.5")
+	args := append(append([]string{"codex", "app-server", "--codex", codex}, flags...), "--", "-c", "model=gpt-5.5")
+	cmd := exec.Command(gatehouse, args...)
 	cmd.Env = []string{"HOME=" + home, "CODEX_HOME=" + codexHome, "PATH=/usr/local/bin:/usr/bin:/bin", "SHELL=/bin/bash",
 		"GATEHOUSE_TEST_MOCK_KEY=mock", "GATEHOUSE_URL=" + url, "GATEHOUSE_TOKEN=" + token, "NO_COLOR=1"}
 	in, err := cmd.StdinPipe()
