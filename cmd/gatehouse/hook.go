@@ -15,13 +15,16 @@ import (
 // hook `timeout` must be longer (docs/agents.md), or it kills the hook first.
 const defaultHookWait = 5 * time.Minute
 
-// runHook answers agent hooks; "claude-code" is the one there is.
+// runHook answers agent hooks: "claude-code" and "codex".
 func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] != "claude-code" {
-		fmt.Fprintln(stderr, "usage: gatehouse hook claude-code [--timeout 5m] [--url URL] [--token T] < hook-input.json")
-		return 2
+	switch {
+	case len(args) > 0 && args[0] == "claude-code":
+		return runClaudeCodeHook(ctx, args[1:], stdin, stdout, stderr)
+	case len(args) > 0 && args[0] == "codex":
+		return runCodexHook(ctx, args[1:], stdin, stdout, stderr)
 	}
-	return runClaudeCodeHook(ctx, args[1:], stdin, stdout, stderr)
+	fmt.Fprintln(stderr, "usage: gatehouse hook claude-code|codex [--timeout 5m] [--url URL] [--token T] < hook-input.json")
+	return 2
 }
 
 // runClaudeCodeHook reads one PreToolUse or PermissionRequest input, asks the

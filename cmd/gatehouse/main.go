@@ -27,6 +27,8 @@ Usage:
   gatehouse gate --upstream URL --sandbox ID [--listen 127.0.0.1:9000] [--rules gate.yaml] [--credential "H: $VAR"]… [--strip H]… [--max-body 10MiB] [--tls-cert F --tls-key F]
   gatehouse audit export [--database URL] [--after SEQ]
   gatehouse audit verify [--database URL | --file EXPORT.jsonl [--key PUBLIC_KEY]] [--head HEAD.json]
+  gatehouse hook codex [--timeout 5m] [--url URL] [--token T] < hook-input.json
+  gatehouse codex app-server [--url URL] [--token T] [--codex PATH] [--timeout 1h] [--runtime NAME --callback-listen ADDR] [-- CODEX ARGS]
 
 The default database is gatehouse.db in $XDG_DATA_HOME/gatehouse (else
 ~/.local/share/gatehouse); serve creates it, other commands need --create.
@@ -54,6 +56,7 @@ func commands() map[string]command {
 		"runtime": runRuntime,
 		"gate":    runGate,
 		"audit":   runAudit,
+		"codex":   runCodex,
 	}
 }
 

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/gatehousehq/gatehouse/client"
+)
+
+// runCodexHook reads one Codex PermissionRequest or PreToolUse input, asks the
+// operator through Gatehouse, and prints Codex's hook answer, or nothing. It
+// never exits 2: to Codex, exit 2 is a deny; every other exit code, like
+// printing nothing, is no decision, and Codex asks in its own way.
+func runCodexHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("hook codex", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	url := fs.String("url", env("GATEHOUSE_URL", "http://127.0.0.1:8080"), "server URL (GATEHOUSE_URL)")
+	token := fs.String("token", env("GATEHOUSE_TOKEN", ""), "agent or runtime token (GATEHOUSE_TOKEN)")
+	wait := fs.Duration("timeout", defaultHookWait, "how long to wait for the operator; keep it under the hook's own timeout")
+	if err := fs.Parse(args); err != nil {
+		return 1
+	}
+	if *wait < time.Second {
+		fmt.Fprintln(stderr, "gatehouse hook codex: --timeout must be at least 1s")
+		return 1
+	}
+	in, err := client.ParseCodexHook(stdin)
+	if err != nil {
+		fmt.Fprintln(stderr, "gatehouse hook codex:", err)
+		return 1
+	}
+	out, err := client.New(*url, *token).AnswerCodexHook(ctx, in, *wait)
+	if err != nil {
+		fmt.Fprintln(stderr, "gatehouse hook codex:", err, "; Codex asks instead")
+	}
+	if out == nil {
+		return 0
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		fmt.Fprintln(stderr, "gatehouse hook codex:", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "%s\n", b)
+	return 0
+}

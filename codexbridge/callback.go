@@ -1,0 +1,59 @@
+package codexbridge
+
+import (
+	"context"
+
+	"github.com/gatehousehq/gatehouse/client"
+)
+
+// OnDecision takes a decision the server forwarded to this bridge's runtime
+// callback (client.Handler.OnDecision). A decision for an approval the bridge
+// no longer holds (it restarted, or the local client answered first) is
+// client.ErrGone: the server records a conflict and tells the operator.
+//
+// The decision is read back from Gatehouse and judged by OperatorDecision, like
+// the wait's, so whether Gatehouse decided is said in one place.
+func (b *Bridge) OnDecision(ctx context.Context, d client.Decision) error {
+	b.mu.Lock()
+	p, settled := b.filed[d.RequestID], b.settled[d.RequestID]
+	var filedAs *client.Request
+	if p != nil {
+		filedAs = p.filedAs
+	}
+	b.mu.Unlock()
+	if settled {
+		return nil
+	}
+	if p == nil {
+		return client.ErrGone
+	}
+	final, err := b.Gatehouse.Get(ctx, d.RequestID)
+	if err != nil {
+		return err // the server retries
+	}
+	option := OperatorDecision(filedAs, final)
+	if _, ok := p.approval.results[option]; !ok {
+		return client.ErrGone
+	}
+	if !b.answerCodex(p, option, deref(final.DecidedBy)) {
+		return client.ErrGone
+	}
+	return nil
+}
+
+// OperatorDecision is the option id the operator chose on the filed request,
+// or "" when it ended without one (expired, cancelled, dismissed). It is the
+// one place that says whether Gatehouse decided; filed is the record the
+// filing answered, so a check that the decision was made on what was filed
+// belongs here too.
+func OperatorDecision(filed, final *client.Request) string {
+	if filed == nil || final == nil || final.ID != filed.ID || final.Status != "resolved" || final.Decision == nil {
+		return ""
+	}
+	for _, o := range final.Options {
+		if o.ID == *final.Decision {
+			return o.ID
+		}
+	}
+	return ""
+}

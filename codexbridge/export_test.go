@@ -1,0 +1,24 @@
+package codexbridge
+
+import (
+	"encoding/json"
+	"errors"
+
+	"github.com/gatehousehq/gatehouse/client"
+)
+
+// Approval is what the bridge files for an approval server-request and the
+// result it would send Codex for each option (tests).
+func Approval(method string, params json.RawMessage) (client.NewRequest, map[string]json.RawMessage, error) {
+	a, ok, err := parseApproval(method, params)
+	if !ok {
+		return client.NewRequest{}, nil, ErrNotApproval
+	}
+	if err != nil {
+		return client.NewRequest{}, nil, err
+	}
+	return a.request, a.results, nil
+}
+
+// ErrNotApproval: the method is not one the bridge files.
+var ErrNotApproval = errors.New("not an approval request")
