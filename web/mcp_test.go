@@ -21,6 +21,7 @@ type mcpEnv struct {
 	t *testing.T
 	*webtest.Env
 	watched  chan struct{} // a wait started waiting on the change announcement
+	ended    chan struct{} // a wait gave its waiter slot back
 	operator *client.Client
 	tokens   map[string]string // name -> secret
 }
@@ -35,9 +36,15 @@ func newMCPEnv(t *testing.T, cfg web.Config) *mcpEnv {
 func newMCPEnvOn(t *testing.T, dialect string, cfg web.Config) *mcpEnv {
 	t.Helper()
 	t.Cleanup(func() { goleak.VerifyNone(t) })
-	watched := make(chan struct{}, 64)
+	watched, ended := make(chan struct{}, 64), make(chan struct{}, 64)
 	cfg.OnWaitStart = func() { watched <- struct{}{} }
-	env := &mcpEnv{t: t, Env: webtest.New(t, dialect, cfg), watched: watched, tokens: map[string]string{}}
+	cfg.OnWaitEnd = func() {
+		select {
+		case ended <- struct{}{}:
+		default: // a test that does not read it must not block the server
+		}
+	}
+	env := &mcpEnv{t: t, Env: webtest.New(t, dialect, cfg), watched: watched, ended: ended, tokens: map[string]string{}}
 	for _, tk := range []struct{ role, name string }{{models.RoleAgent, "a1"}, {models.RoleAgent, "a2"}, {models.RoleRuntime, "rt"}, {models.RoleOperator, "op"}} {
 		env.tokens[tk.name] = env.Token(tk.role, tk.name)
 	}
@@ -353,6 +360,7 @@ func TestMCPWaitReleased(t *testing.T) {
 			<-env.watched
 			cancel()
 			<-done
+			<-env.ended // the client's cancel returns before the server lets go
 			// The slot came back: a new wait under a cap of one is admitted.
 			again := asyncCall(context.Background(), cs, "wait_for_decision", map[string]any{"id": id, "seconds": 60})
 			<-env.watched
@@ -391,6 +399,7 @@ func TestMCPWaitReleased(t *testing.T) {
 			<-env.watched
 			cancel()
 			<-errc
+			<-env.ended
 			again := asyncCall(context.Background(), cs, "wait_for_decision", map[string]any{"id": id, "seconds": 60})
 			<-env.watched
 			env.decide(id, "allow", "")
