@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -110,15 +109,27 @@ func (c claudeCLI) env(home, model, gatehouseURL, token, proxy string) []string 
 	}
 }
 
-// settings routes Claude Code's permission prompts through the hook, with a
-// hook timeout longer than the hook's own wait (docs/agents.md).
-func (c claudeCLI) settings() string {
-	cmd := fmt.Sprintf("%q hook claude-code --timeout 2m", c.gatehouse)
-	s := map[string]any{"hooks": map[string]any{"PermissionRequest": []any{map[string]any{
-		"matcher": "Bash", "hooks": []any{map[string]any{"type": "command", "command": cmd, "timeout": 150}},
-	}}}}
-	b, _ := json.MarshalIndent(s, "", "  ")
-	return string(b)
+// settings is the hook configuration docs/agents.md gives (its first json
+// block in the Claude Code section), with `gatehouse` the binary just built:
+// the documented snippet is what the real CLI runs.
+func (c claudeCLI) settings(t *testing.T) string {
+	t.Helper()
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "agents.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(doc), "### Claude Code")
+	_, block, ok := strings.Cut(section, "```json\n")
+	block, _, ok2 := strings.Cut(block, "```")
+	if !ok || !ok2 || !json.Valid([]byte(block)) {
+		t.Fatalf("docs/agents.md: no valid json settings block in the Claude Code section")
+	}
+	bin, _ := json.Marshal(c.gatehouse)
+	cmd := `"gatehouse hook claude-code`
+	if !strings.Contains(block, cmd) {
+		t.Fatalf("docs/agents.md settings do not run %s: %s", cmd, block)
+	}
+	return strings.Replace(block, cmd, `"`+strings.Trim(string(bin), `"`)+` hook claude-code`, 1)
 }
 
 // run starts `claude -p` in its own process group and waits for it. Once it
@@ -131,7 +142,7 @@ func (c claudeCLI) run(t *testing.T, model *anthropicMock, gatehouseURL, token s
 	if err := os.MkdirAll(filepath.Join(home, ".claude"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(home, ".claude", "settings.json"), []byte(c.settings()), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(home, ".claude", "settings.json"), []byte(c.settings(t)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), cliGuard)
