@@ -20,7 +20,7 @@ const (
 )
 
 // Option ids the hook offers; the decision is mapped back by effect, and
-// "project" also carries Claude Code's own project-scoped rule.
+// "project" (like OptionSession) also carries Claude Code's suggested rule.
 const (
 	OptionOnce    = "once"
 	OptionProject = "project"
@@ -101,30 +101,11 @@ func (in *ClaudeCodeHookInput) Title() string {
 	return truncate(t, maxHookTitle)
 }
 
-// projectSuggestions are the permission suggestions Claude Code offers that
-// would save a rule for this project (local or shared project settings).
-func (in *ClaudeCodeHookInput) projectSuggestions() []json.RawMessage {
-	var out []json.RawMessage
-	for _, s := range in.PermissionSuggestions {
-		var head struct {
-			Destination string `json:"destination"`
-		}
-		if json.Unmarshal(s, &head) == nil && (head.Destination == "localSettings" || head.Destination == "projectSettings") {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
 // NewRequest is the permission request the hook files. The request expires
 // with the hook's wait, so a hook killed by Claude Code leaves nothing open
 // for long.
 func (in *ClaudeCodeHookInput) NewRequest(wait time.Duration) NewRequest {
-	opts := []Option{{ID: OptionOnce, Label: "Allow once", Effect: "allow"}}
-	if len(in.projectSuggestions()) > 0 {
-		opts = append(opts, Option{ID: OptionProject, Label: "Allow for project", Effect: "allow"})
-	}
-	opts = append(opts, Option{ID: OptionDeny, Label: "Deny", Effect: "deny"})
+	opts := in.options()
 	ref := map[string]string{"session": in.SessionID, "cwd": in.Cwd, "transcript_path": in.TranscriptPath}
 	if in.ToolUseID != "" {
 		ref["tool_use_id"] = in.ToolUseID
@@ -198,6 +179,9 @@ func (in *ClaudeCodeHookInput) Answer(r *Request) *ClaudeCodeHookOutput {
 	if effect != "allow" && effect != "deny" {
 		return in.Fallback(fmt.Sprintf("Gatehouse request %s ended %s without a decision", r.ID, r.Status))
 	}
+	if !in.filedAs(r) {
+		return in.Fallback(fmt.Sprintf("Gatehouse request %s was changed after the hook filed it; its decision does not count here", r.ID))
+	}
 	reason := ""
 	if r.Note != nil && strings.TrimSpace(*r.Note) != "" {
 		reason = *r.Note
@@ -216,9 +200,9 @@ func (in *ClaudeCodeHookInput) Answer(r *Request) *ClaudeCodeHookOutput {
 	if effect == "deny" {
 		d.Message = reason
 	}
-	if effect == "allow" && r.Decision != nil && *r.Decision == OptionProject {
-		// The operator chose Claude Code's own project rule: hand it back.
-		d.UpdatedPermissions = in.projectSuggestions()
+	if effect == "allow" && r.Decision != nil {
+		// A scope the operator chose: exactly the rule its label showed.
+		d.UpdatedPermissions = in.updatesFor(*r.Decision)
 	}
 	return &ClaudeCodeHookOutput{permissionRequestOutput{HookEventName: EventPermissionRequest, Decision: d}}
 }

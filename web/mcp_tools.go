@@ -12,8 +12,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Bounds of wait_for_decision, in seconds. Short enough that a model's tool
-// call never nears a client's own timeout; it calls again to keep waiting.
+// Bounds of wait_for_decision's seconds. A call holds at most
+// Config.MCPMaxHold (50 s) whatever it asks, below the SDK clients' own 60 s
+// timeout; the model calls again to keep waiting.
 const (
 	MCPMinWait = 1
 	MCPMaxWait = 60
@@ -32,11 +33,11 @@ type mcpRequestApprovalIn struct {
 
 type mcpWaitIn struct {
 	ID      string `json:"id" jsonschema:"the request id from request_approval"`
-	Seconds int    `json:"seconds" jsonschema:"how long to wait, 1 to 60; call again to keep waiting"`
+	Seconds int    `json:"seconds" jsonschema:"how long to wait, 1 to 60 (one call holds at most 50); call again to keep waiting"`
 }
 
 type mcpWaitOut struct {
-	Waited  int        `json:"waited" jsonschema:"whole seconds this call waited"`
+	Waited  int        `json:"waited" jsonschema:"whole seconds this call actually waited (at most 50, even when seconds asked for more)"`
 	Decided bool       `json:"decided" jsonschema:"true once the request is no longer open: read request.status, request.decision and request.note"`
 	Request apiRequest `json:"request"`
 }
@@ -61,7 +62,7 @@ type mcpIDOut struct {
 // addMCPTools registers the tools; each is a small function below.
 func (s *Server) addMCPTools(srv *mcp.Server) {
 	mcp.AddTool(srv, &mcp.Tool{Name: "request_approval", Description: "Ask the operator to approve something before you do it. Returns the request record; then call wait_for_decision with its id."}, s.mcpRequestApproval)
-	mcp.AddTool(srv, &mcp.Tool{Name: "wait_for_decision", Description: fmt.Sprintf("Wait up to seconds (%d-%d) for the operator to decide request id. Returns at once when already decided; on a timeout returns decided: false, so call it again. Do not sleep between calls.", MCPMinWait, MCPMaxWait)}, s.mcpWaitForDecision)
+	mcp.AddTool(srv, &mcp.Tool{Name: "wait_for_decision", Description: fmt.Sprintf("Wait up to seconds (%d-%d) for the operator to decide request id; one call holds at most %d s (waited says how long it did). Returns at once when already decided; on a timeout returns decided: false, so call it again. Do not sleep between calls.", MCPMinWait, MCPMaxWait, int(s.cfg.MCPMaxHold/time.Second))}, s.mcpWaitForDecision)
 	mcp.AddTool(srv, &mcp.Tool{Name: "get_request", Description: "Read one request you filed: its status, decision, answer and note."}, s.mcpGetRequest)
 	mcp.AddTool(srv, &mcp.Tool{Name: "notify_operator", Description: "Leave the operator a one-way FYI on the inbox page. Never blocks and never alerts; returns its id."}, s.mcpNotifyOperator)
 	mcp.AddTool(srv, &mcp.Tool{Name: "consult_operator", Description: "Ask the operator a question without stopping: returns an id at once; carry on with default_action and read a later reply with get_request."}, s.mcpConsultOperator)
@@ -112,7 +113,7 @@ func (s *Server) mcpRequestApproval(ctx context.Context, _ *mcp.CallToolRequest,
 // mcpWaitForDecision answers at once when the request is not open; otherwise
 // it holds a waiter slot and waits on the change announcement until the
 // request changes, seconds pass, the client goes, or the server stops.
-func (s *Server) mcpWaitForDecision(ctx context.Context, _ *mcp.CallToolRequest, in mcpWaitIn) (*mcp.CallToolResult, mcpWaitOut, error) {
+func (s *Server) mcpWaitForDecision(ctx context.Context, req *mcp.CallToolRequest, in mcpWaitIn) (*mcp.CallToolResult, mcpWaitOut, error) {
 	if in.Seconds < MCPMinWait || in.Seconds > MCPMaxWait {
 		return nil, mcpWaitOut{}, invalid("seconds must be a whole number from %d to %d", MCPMinWait, MCPMaxWait)
 	}
@@ -139,16 +140,20 @@ func (s *Server) mcpWaitForDecision(ctx context.Context, _ *mcp.CallToolRequest,
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(who.httpCtx, cancel)()
+	hold := s.mcpHold(in.Seconds)
+	stopProgress := s.reportProgress(ctx, req, hold)
 	start := time.Now()
-	r, timedOut, err := s.waitChange(ctx, r.ID, time.Duration(in.Seconds)*time.Second, func(r, first *models.Request) bool {
+	r, timedOut, err := s.waitChange(ctx, r.ID, hold, func(r, first *models.Request) bool {
 		return !r.Open() || r.Version != first.Version
 	})
+	elapsed := time.Since(start)
+	stopProgress()
 	if err != nil {
 		return nil, mcpWaitOut{}, mcpError(err)
 	}
-	waited := int(time.Since(start) / time.Second)
-	if timedOut {
-		waited = in.Seconds
+	waited := int(elapsed / time.Second)
+	if timedOut && elapsed >= hold {
+		waited = int((hold + time.Second/2) / time.Second)
 	}
 	return nil, mcpWaitOut{Waited: waited, Decided: !r.Open(), Request: toAPIRequest(r)}, nil
 }

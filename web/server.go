@@ -61,6 +61,11 @@ type Config struct {
 
 	// MaxPendingWait caps a pending grant's max_wait; 0: DefaultMaxPendingWait.
 	MaxPendingWait time.Duration
+
+	// MCPMaxHold caps how long one wait_for_decision call holds (0:
+	// DefaultMCPMaxHold), and MCPProgressEvery is how often it sends progress
+	// when the call carries a progress token (0: DefaultMCPProgressEvery).
+	MCPMaxHold, MCPProgressEvery time.Duration
 }
 
 // Deps are the concrete parts cmd wires in.
@@ -121,6 +126,12 @@ func New(cfg Config, d Deps) (*Server, error) {
 	}
 	if cfg.MaxPendingWait <= 0 {
 		cfg.MaxPendingWait = DefaultMaxPendingWait
+	}
+	if cfg.MCPMaxHold <= 0 {
+		cfg.MCPMaxHold = DefaultMCPMaxHold
+	}
+	if cfg.MCPProgressEvery <= 0 {
+		cfg.MCPProgressEvery = DefaultMCPProgressEvery
 	}
 	if cfg.BodyLimit == "" {
 		cfg.BodyLimit = "64K"

@@ -136,9 +136,14 @@ func checkAsk(t *testing.T, res result) {
 }
 
 func TestHookPermissionRequest(t *testing.T) {
-	t.Run("offers Allow for project from the suggestion", func(t *testing.T) {
+	t.Run("offers the session and project scopes from the suggestion, each showing its rule", func(t *testing.T) {
 		_, r := decidedHook(t, newTestServer(t), permissionRequest, "once", "")
-		wantOpts := []client.Option{{ID: "once", Label: "Allow once", Effect: "allow"}, {ID: "project", Label: "Allow for project", Effect: "allow"}, {ID: "deny", Label: "Deny", Effect: "deny"}}
+		wantOpts := []client.Option{
+			{ID: "once", Label: "Allow once", Effect: "allow"},
+			{ID: "session", Label: "Allow for this session (allows Bash(git push *) until the session ends)", Effect: "allow"},
+			{ID: "project", Label: "Allow for project (saves Bash(git push *) to .claude/settings.local.json)", Effect: "allow"},
+			{ID: "deny", Label: "Deny", Effect: "deny"},
+		}
 		if !reflect.DeepEqual(r.Options, wantOpts) {
 			t.Fatalf("options = %v", r.Options)
 		}
@@ -153,6 +158,10 @@ func TestHookPermissionRequest(t *testing.T) {
 	t.Run("allow for project hands back the project rule", func(t *testing.T) {
 		res, _ := decidedHook(t, newTestServer(t), permissionRequest, "project", "")
 		checkOutput(t, res, `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow","updatedPermissions":[{"type":"addRules","rules":[{"toolName":"Bash","ruleContent":"git push *"}],"behavior":"allow","destination":"localSettings"}]}}}`+"\n")
+	})
+	t.Run("allow for this session hands back the same rule for the session", func(t *testing.T) {
+		res, _ := decidedHook(t, newTestServer(t), permissionRequest, "session", "")
+		checkOutput(t, res, `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow","updatedPermissions":[{"type":"addRules","rules":[{"toolName":"Bash","ruleContent":"git push *"}],"behavior":"allow","destination":"session"}]}}}`+"\n")
 	})
 	t.Run("deny", func(t *testing.T) {
 		res, _ := decidedHook(t, newTestServer(t), permissionRequest, "deny", "")
@@ -191,6 +200,27 @@ func TestHookPermissionRequest(t *testing.T) {
 			t.Fatalf("second request %v", r.Decision)
 		}
 	})
+}
+
+// The agent holds the hook's token and may edit its open request: relabelled
+// options must not turn an operator's "Allow once" click into a saved rule.
+func TestHookAgentRelabelsItsRequest(t *testing.T) {
+	ts := newTestServer(t)
+	ids := ts.created(t)
+	done := start(hookArgs(ts.URL, ts.Agent, "1m"), fixture(t, permissionRequest))
+	id := <-ids
+	agent := client.New(ts.URL, ts.Agent)
+	r, err := agent.Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	relabelled := []client.Option{{ID: "project", Label: "Allow once", Effect: "allow"}, {ID: "deny", Label: "Deny", Effect: "deny"}}
+	if err := agent.Do(context.Background(), "PATCH", "/v1/requests/"+id, nil, map[string]any{"version": r.Version, "options": relabelled}, nil); err != nil {
+		t.Fatalf("patch as the agent: %v", err)
+	}
+	ts.decide(t, id, "project", "")
+	res := <-done
+	checkOutput(t, res, "") // Claude Code asks in its own way: no allow, no rule
 }
 
 func TestHookRefusesOtherInput(t *testing.T) {
