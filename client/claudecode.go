@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/gatehousehq/gatehouse/api"
 )
 
 // Claude Code hook events the hook answers.
@@ -119,12 +121,12 @@ func (in *ClaudeCodeHookInput) projectSuggestions() []json.RawMessage {
 // NewRequest is the permission request the hook files. The request expires
 // with the hook's wait, so a hook killed by Claude Code leaves nothing open
 // for long.
-func (in *ClaudeCodeHookInput) NewRequest(wait time.Duration) NewRequest {
-	opts := []Option{{ID: OptionOnce, Label: "Allow once", Effect: "allow"}}
+func (in *ClaudeCodeHookInput) NewRequest(wait time.Duration) api.NewRequest {
+	opts := []api.Option{{ID: OptionOnce, Label: "Allow once", Effect: "allow"}}
 	if len(in.projectSuggestions()) > 0 {
-		opts = append(opts, Option{ID: OptionProject, Label: "Allow for project", Effect: "allow"})
+		opts = append(opts, api.Option{ID: OptionProject, Label: "Allow for project", Effect: "allow"})
 	}
-	opts = append(opts, Option{ID: OptionDeny, Label: "Deny", Effect: "deny"})
+	opts = append(opts, api.Option{ID: OptionDeny, Label: "Deny", Effect: "deny"})
 	ref := map[string]string{"session": in.SessionID, "cwd": in.Cwd, "transcript_path": in.TranscriptPath}
 	if in.ToolUseID != "" {
 		ref["tool_use_id"] = in.ToolUseID
@@ -139,10 +141,11 @@ func (in *ClaudeCodeHookInput) NewRequest(wait time.Duration) NewRequest {
 			summary += ": " + d
 		}
 	}
-	return NewRequest{
+	expiresIn := int64((wait+time.Second-1)/time.Second) + hookExpiryMargin
+	return api.NewRequest{
 		Kind: "permission", Title: in.Title(), Summary: truncate(summary, 2000), Detail: prettyDetail(in.ToolInput),
 		Tool: in.ToolName, Command: in.Command(), Options: opts, Source: "session", SourceRef: ref,
-		ExpiresIn: int64((wait+time.Second-1)/time.Second) + hookExpiryMargin,
+		ExpiresIn: &expiresIn,
 	}
 }
 
@@ -190,7 +193,7 @@ type permissionRequestDecision struct {
 // Answer turns a settled record into the hook's output. Anything but an
 // allow or deny decision (expired, cancelled, dismissed) is no decision: the
 // fallback, so Claude Code asks in its own way.
-func (in *ClaudeCodeHookInput) Answer(r *Request) *ClaudeCodeHookOutput {
+func (in *ClaudeCodeHookInput) Answer(r *api.Request) *ClaudeCodeHookOutput {
 	effect := ""
 	if r.Status == "resolved" {
 		effect = r.Effect()

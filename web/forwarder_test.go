@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/api"
+
 	"github.com/gatehousehq/gatehouse/client"
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/gatehousehq/gatehouse/models/modelstest"
@@ -46,15 +48,15 @@ type runtimeServer struct {
 	*httptest.Server
 	runtimeID string
 	calls     atomic.Int32
-	decisions chan client.Decision
+	decisions chan api.Decision
 }
 
-func newRuntimeServer(t *testing.T, key *models.ServerKey, register func(callback string) string, before func(n int, w http.ResponseWriter, r *http.Request) bool, decide func(ctx context.Context, d client.Decision) error) *runtimeServer {
+func newRuntimeServer(t *testing.T, key *models.ServerKey, register func(callback string) string, before func(n int, w http.ResponseWriter, r *http.Request) bool, decide func(ctx context.Context, d api.Decision) error) *runtimeServer {
 	t.Helper()
-	rs := &runtimeServer{decisions: make(chan client.Decision, 16)}
+	rs := &runtimeServer{decisions: make(chan api.Decision, 16)}
 	h := &client.Handler{
 		Keys: map[string]ed25519.PublicKey{key.ID: ed25519.PublicKey(key.Public)},
-		OnDecision: func(ctx context.Context, d client.Decision) error {
+		OnDecision: func(ctx context.Context, d api.Decision) error {
 			if decide != nil {
 				if err := decide(ctx, d); err != nil {
 					return err
@@ -66,7 +68,7 @@ func newRuntimeServer(t *testing.T, key *models.ServerKey, register func(callbac
 	}
 	rs.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n := int(rs.calls.Add(1))
-		if r.URL.Path != client.DecidePath {
+		if r.URL.Path != api.DecidePath {
 			http.NotFound(w, r)
 			return
 		}
@@ -198,7 +200,7 @@ func TestForwarder(t *testing.T) {
 		})
 
 		t.Run("conflict", func(t *testing.T) {
-			rs := newRuntimeServer(t, g.key, g.register(t), nil, func(context.Context, client.Decision) error { return client.ErrGone })
+			rs := newRuntimeServer(t, g.key, g.register(t), nil, func(context.Context, api.Decision) error { return client.ErrGone })
 			events, stop := startForwarder(t, s, changes, g.key, time.Millisecond)
 			defer stop()
 			r := g.decided(t, rs.runtimeID)
@@ -319,7 +321,7 @@ func TestForwarderSurvivesRestart(t *testing.T) {
 		g := newForwardRig(t, s1, changes1)
 		inFlight := make(chan struct{})
 		var called atomic.Bool
-		rs := newRuntimeServer(t, g.key, g.register(t), nil, func(ctx context.Context, d client.Decision) error {
+		rs := newRuntimeServer(t, g.key, g.register(t), nil, func(ctx context.Context, d api.Decision) error {
 			if called.CompareAndSwap(false, true) {
 				close(inFlight)
 				<-ctx.Done() // the first server stops while this call is open

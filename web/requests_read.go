@@ -4,14 +4,10 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/labstack/echo/v4"
 )
-
-type listBody struct {
-	Requests   []apiRequest `json:"requests"`
-	NextCursor string       `json:"next_cursor"`
-}
 
 // listRequests lists requests newest first; callers other than operators see
 // only their own.
@@ -34,7 +30,7 @@ func (s *Server) listRequests(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := listBody{Requests: make([]apiRequest, len(rows)), NextCursor: next}
+	out := api.List{Requests: make([]api.Request, len(rows)), NextCursor: next}
 	for i := range rows {
 		out.Requests[i] = toAPIRequest(&rows[i])
 	}
@@ -50,16 +46,6 @@ func (s *Server) getRequest(c echo.Context) error {
 	return c.JSON(http.StatusOK, toAPIRequest(r))
 }
 
-type apiAudit struct {
-	ID      uint64 `json:"id"`
-	Version int    `json:"version"`
-	Action  string `json:"action"`
-	Actor   string `json:"actor"`
-	Via     string `json:"via"`
-	Detail  string `json:"detail,omitempty"`
-	At      string `json:"at"`
-}
-
 // auditRequest answers the audit trail of one request, oldest first.
 func (s *Server) auditRequest(c echo.Context) error {
 	r, err := s.visibleRequest(c, c.Param("id"))
@@ -70,9 +56,9 @@ func (s *Server) auditRequest(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := make([]apiAudit, len(rows))
+	out := api.Audit{RequestID: r.ID, Events: make([]api.AuditEvent, len(rows))}
 	for i, a := range rows {
-		out[i] = apiAudit{ID: a.ID, Version: a.Version, Action: a.Action, Actor: a.Actor, Via: a.Via, Detail: a.Detail, At: rfc3339(a.CreatedAt)}
+		out.Events[i] = api.AuditEvent{ID: a.ID, Version: a.Version, Action: a.Action, Actor: a.Actor, Via: a.Via, Detail: a.Detail, At: a.CreatedAt.UTC()}
 	}
-	return c.JSON(http.StatusOK, map[string]any{"request_id": r.ID, "events": out})
+	return c.JSON(http.StatusOK, out)
 }

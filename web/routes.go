@@ -6,6 +6,7 @@ import "github.com/gatehousehq/gatehouse/models"
 func (s *Server) routes() {
 	e := s.echo
 	e.GET("/healthz", s.healthz)
+	e.GET("/openapi.json", s.serveOpenAPI)
 
 	operator := requireRoles(models.RoleOperator)
 	filers := requireRoles(models.RoleRuntime, models.RoleAgent)

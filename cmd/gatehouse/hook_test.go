@@ -7,7 +7,8 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/gatehousehq/gatehouse/client"
+	"github.com/gatehousehq/gatehouse/api"
+
 	"github.com/gatehousehq/gatehouse/models"
 )
 
@@ -32,7 +33,7 @@ func hookArgs(url, token, timeout string) []string {
 
 // decidedHook runs the hook on a fixture, decides its request through the
 // API, and returns what the hook printed.
-func decidedHook(t *testing.T, ts *testServer, name, option, note string) (result, *client.Request) {
+func decidedHook(t *testing.T, ts *testServer, name, option, note string) (result, *api.Request) {
 	t.Helper()
 	ids := ts.created(t)
 	done := start(hookArgs(ts.URL, ts.Agent, "1m"), fixture(t, name))
@@ -77,7 +78,7 @@ func TestHookPreToolUse(t *testing.T) {
 		if r.Source != "session" || !reflect.DeepEqual(r.SourceRef, wantRef) {
 			t.Fatalf("source %q ref %v", r.Source, r.SourceRef)
 		}
-		wantOpts := []client.Option{{ID: "once", Label: "Allow once", Effect: "allow"}, {ID: "deny", Label: "Deny", Effect: "deny"}}
+		wantOpts := []api.Option{{ID: "once", Label: "Allow once", Effect: "allow"}, {ID: "deny", Label: "Deny", Effect: "deny"}}
 		if !reflect.DeepEqual(r.Options, wantOpts) {
 			t.Fatalf("options = %v (no project suggestion in a PreToolUse input)", r.Options)
 		}
@@ -138,7 +139,7 @@ func checkAsk(t *testing.T, res result) {
 func TestHookPermissionRequest(t *testing.T) {
 	t.Run("offers Allow for project from the suggestion", func(t *testing.T) {
 		_, r := decidedHook(t, newTestServer(t), permissionRequest, "once", "")
-		wantOpts := []client.Option{{ID: "once", Label: "Allow once", Effect: "allow"}, {ID: "project", Label: "Allow for project", Effect: "allow"}, {ID: "deny", Label: "Deny", Effect: "deny"}}
+		wantOpts := []api.Option{{ID: "once", Label: "Allow once", Effect: "allow"}, {ID: "project", Label: "Allow for project", Effect: "allow"}, {ID: "deny", Label: "Deny", Effect: "deny"}}
 		if !reflect.DeepEqual(r.Options, wantOpts) {
 			t.Fatalf("options = %v", r.Options)
 		}
