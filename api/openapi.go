@@ -17,7 +17,8 @@ type Health struct {
 	Status string `json:"status"`
 }
 
-// Empty is the body of a POST that takes no fields (cancel, dismiss): "{}".
+// Empty is the body of a POST that takes no fields (cancel, dismiss): "{}" or
+// none.
 type Empty struct{}
 
 // OpenAPI is the OpenAPI 3.1 document of the JSON API served at baseURL. The
@@ -51,7 +52,8 @@ func OpenAPI(baseURL string) ([]byte, error) {
 			if err != nil {
 				return nil, err
 			}
-			o["requestBody"] = map[string]any{"required": true, "content": jsonContent(ref)}
+			_, empty := op.body.(Empty)
+			o["requestBody"] = map[string]any{"required": !empty, "content": jsonContent(ref)}
 		}
 		responses := o["responses"].(map[string]any)
 		for _, r := range op.responses {
