@@ -113,11 +113,8 @@ type Decide struct {
 // AttentionDecide is the same decide in the shape runtimes speak, at
 // POST /api/operator-attention/permissions/decide.
 type AttentionDecide struct {
-	RequestID string  `json:"requestId"`
-	Version   *int    `json:"version"`
-	Decision  *string `json:"decision"`
-	Answer    *string `json:"answer,omitempty"`
-	Note      *string `json:"note,omitempty"`
+	RequestID string `json:"requestId"`
+	Decide
 }
 
 // Wait is the answer of GET /v1/requests/{id}/wait: the record at top level

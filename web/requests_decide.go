@@ -31,7 +31,7 @@ func (s *Server) decideAttention(c echo.Context) error {
 	if in.RequestID == "" {
 		return invalid("requestId is required")
 	}
-	r, err := s.Decide(c, in.RequestID, api.Decide{Version: in.Version, Decision: in.Decision, Answer: in.Answer, Note: in.Note})
+	r, err := s.Decide(c, in.RequestID, in.Decide)
 	if err != nil {
 		return err
 	}
