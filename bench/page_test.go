@@ -8,7 +8,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"slices"
 	"strings"
@@ -19,14 +18,14 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/coder/websocket"
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
 	"github.com/gatehousehq/gatehouse/web"
+	"github.com/gatehousehq/gatehouse/web/webtest"
 )
 
 type server struct {
 	store   *models.Store
 	srv     *web.Server
-	ts      *httptest.Server
+	url     string // where the server listens
 	cookie  string
 	opToken string
 	agent   models.Principal
@@ -34,18 +33,9 @@ type server struct {
 
 func start(b *testing.B) *server {
 	b.Helper()
-	store, changes := modelstest.Store(b, "sqlite")
-	ts := httptest.NewUnstartedServer(nil)
-	srv, err := web.New(web.Config{BaseURL: "http://" + ts.Listener.Addr().String()}, web.Deps{Store: store, Watcher: changes, Changes: changes})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ts.Config.Handler = srv.Handler()
-	ts.Start()
-	b.Cleanup(func() {
-		srv.Close()
-		ts.Close()
-	})
+	// The production assembly (app.New through webtest), as serve runs it.
+	env := webtest.New(b, "sqlite", web.Config{})
+	store, srv := env.Store, env.Server
 	ctx := context.Background()
 	_, op, err := store.CreateToken(ctx, models.RoleOperator, "ann")
 	if err != nil {
@@ -59,7 +49,7 @@ func start(b *testing.B) *server {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return &server{store: store, srv: srv, ts: ts, cookie: cookie, opToken: op, agent: ag.Principal()}
+	return &server{store: store, srv: srv, url: env.URL, cookie: cookie, opToken: op, agent: ag.Principal()}
 }
 
 func (s *server) file(b *testing.B, i int) *models.Request {
@@ -93,8 +83,8 @@ func connect(b *testing.B, s *server, n int) *pages {
 	b.Helper()
 	p := &pages{arrived: make(chan time.Time, n)}
 	ctx, cancel := context.WithCancel(context.Background())
-	url := "ws" + strings.TrimPrefix(s.ts.URL, "http") + "/ws?status=open"
-	h := http.Header{"Origin": {s.ts.URL}, "Cookie": {web.SessionCookie + "=" + s.cookie}}
+	url := "ws" + strings.TrimPrefix(s.url, "http") + "/ws?status=open"
+	h := http.Header{"Origin": {s.url}, "Cookie": {web.SessionCookie + "=" + s.cookie}}
 	for range n {
 		conn, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPHeader: h})
 		if err != nil {
@@ -236,7 +226,7 @@ func BenchmarkPageBrowser(b *testing.B) {
 	defer cancel()
 	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
 	err := chromedp.Do(ctx,
-		chromedp.Navigate(s.ts.URL+"/login"),
+		chromedp.Navigate(s.url+"/login"),
 		chromedp.SendKeys(css(`input[name="token"]`), s.opToken),
 		chromedp.Click(css(`[data-testid="login-submit"]`)),
 		chromedp.WaitReady(css("body.live")),

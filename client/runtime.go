@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gatehousehq/gatehouse/api"
+	"github.com/gatehousehq/gatehouse/internal/retry"
 )
 
 // RegisterRuntime registers (or updates) the caller's runtime.
@@ -82,7 +83,7 @@ func (l *PullLoop) Run(ctx context.Context) error {
 	if first <= 0 {
 		first = time.Second
 	}
-	pause := first
+	pauses := retry.New(first, 30*time.Second)
 	for {
 		next, err := l.once(ctx, cursor, wait)
 		if next != cursor && l.SaveCursor != nil {
@@ -95,9 +96,10 @@ func (l *PullLoop) Run(ctx context.Context) error {
 			return ctx.Err()
 		}
 		if err == nil {
-			pause = first
+			pauses.Reset()
 			continue
 		}
+		pause := pauses.NextBackOff()
 		if e, ok := err.(*Error); ok && e.RetryAfter > 0 {
 			pause = max(pause, e.RetryAfter)
 		}
@@ -106,7 +108,6 @@ func (l *PullLoop) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-		pause = min(pause*2, 30*time.Second)
 	}
 }
 

@@ -63,7 +63,7 @@ func TestStoreAnnouncesRuntime(t *testing.T) {
 		if ch := nextChange(t, sub); ch.RuntimeID != rt.ID || ch.Action != "create" {
 			t.Fatalf("create announced %+v, want runtime %s", ch, rt.ID)
 		}
-		if _, err := s.Decide(ctx, r.ID, models.Decision{Version: 1, Option: "once", By: "operator:o", Via: "api"}, s.ForwardHook()); err != nil {
+		if _, err := s.Decide(ctx, r.ID, models.Decision{Version: 1, Option: "once", By: "operator:o", Via: "api"}); err != nil {
 			t.Fatal(err)
 		}
 		if ch := nextChange(t, sub); ch.RuntimeID != rt.ID || ch.Action != "decide" {

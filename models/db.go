@@ -1,7 +1,10 @@
 package models
 
 import (
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -33,9 +36,20 @@ func OpenDB(url string) (*gorm.DB, error) {
 		sqlDB.SetConnMaxIdleTime(5 * time.Minute)
 		return db, nil
 	}
-	path := strings.TrimPrefix(strings.TrimPrefix(url, "sqlite://"), "sqlite:")
+	path, ok := SQLitePath(url)
+	if !ok {
+		return nil, fmt.Errorf("database %q: unknown scheme; use sqlite:PATH or postgres://…", url)
+	}
 	if path == "" {
 		return nil, fmt.Errorf("database %q names no file", url)
+	}
+	// SQLite reports a missing directory as "out of memory (14)".
+	if dir := filepath.Dir(path); dir != "" {
+		if st, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("database %q: directory %s does not exist", url, dir)
+		} else if err == nil && !st.IsDir() {
+			return nil, fmt.Errorf("database %q: %s is not a directory", url, dir)
+		}
 	}
 	// WAL lets readers in other processes (the token CLI) work beside the server;
 	// busy_timeout makes their writes wait rather than fail.
@@ -52,6 +66,24 @@ func OpenDB(url string) (*gorm.DB, error) {
 	// instead of failing with SQLITE_BUSY on upgrade.
 	sqlDB.SetMaxOpenConns(1)
 	return db, nil
+}
+
+// SQLitePath is the file a SQLite database URL names ("sqlite:PATH",
+// "sqlite://PATH" or a bare path); ok is false for any other scheme.
+func SQLitePath(url string) (path string, ok bool) {
+	if IsPostgres(url) {
+		return "", false
+	}
+	if p, found := strings.CutPrefix(url, "sqlite://"); found {
+		return p, true
+	}
+	if p, found := strings.CutPrefix(url, "sqlite:"); found {
+		return p, true
+	}
+	if strings.Contains(url, "://") || strings.HasPrefix(url, "file:") {
+		return "", false
+	}
+	return url, true
 }
 
 // IsPostgres reports whether a database URL names PostgreSQL.

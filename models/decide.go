@@ -18,16 +18,11 @@ type Decision struct {
 	Via     string // api, page, expiry, rule:NAME
 }
 
-// DecisionHook runs inside the transaction that records a decision, after the
-// record is updated; an error undoes the decision. Forwarding uses it to write
-// its outbox row in the same commit.
-type DecisionHook func(tx *gorm.DB, r *Request) error
-
 // Decide records a decision in one transaction that checks status, expiry, the
 // offered option and the version. Errors: ECodeNotFound; ECodeAlreadyDecided,
 // ECodeNotOpen, ECodeVersionConflict (with Current); ECodeExpired;
 // ECodeNotOffered; ECodeInvalid.
-func (s *Store) Decide(ctx context.Context, id string, d Decision, hooks ...DecisionHook) (*Request, error) {
+func (s *Store) Decide(ctx context.Context, id string, d Decision) (*Request, error) {
 	if d.Answer != nil && len(*d.Answer) > MaxAnswer {
 		return nil, Errorf(ECodeInvalid, "answer is longer than %d bytes", MaxAnswer)
 	}
@@ -49,7 +44,7 @@ func (s *Store) Decide(ctx context.Context, id string, d Decision, hooks ...Deci
 		if d.Version != r.Version {
 			return &Error{Code: ECodeVersionConflict, Detail: fmt.Sprintf("you saw version %d; the request is at version %d", d.Version, r.Version), Current: r}
 		}
-		return s.resolve(tx, r, d, "decide", hooks...)
+		return s.resolve(tx, r, d, "decide")
 	}, func() (*Request, string) { return r, "decide" })
 	if err != nil {
 		return nil, err
@@ -75,9 +70,10 @@ func checkChoice(r *Request, d Decision) error {
 }
 
 // resolve applies a decision to r with a conditional update on its version,
-// audits it, and runs the decision hooks, all in tx. A lost race is reported
-// as the current state.
-func (s *Store) resolve(tx *gorm.DB, r *Request, d Decision, action string, hooks ...DecisionHook) error {
+// settles its grant, audits it and writes its forward outbox row, all in tx:
+// every path to a decision goes through here, so none can commit one without
+// the rest. A lost race is reported as the current state.
+func (s *Store) resolve(tx *gorm.DB, r *Request, d Decision, action string) error {
 	now := s.now()
 	var opt *string
 	if d.Option != "" {
@@ -108,19 +104,14 @@ func (s *Store) resolve(tx *gorm.DB, r *Request, d Decision, action string, hook
 	if err := s.audit(tx, r, action, d.By, d.Via, detail); err != nil {
 		return err
 	}
-	for _, h := range hooks {
-		if err := h(tx, r); err != nil {
-			return err
-		}
-	}
-	return nil
+	return s.writeForward(tx, r)
 }
 
 // Expire settles every open request whose expiry has passed: with its default
 // option as an "expiry" decision, or as expired. Conditional updates make it safe
 // to run in several processes at once. It returns how many it settled and the
 // next expiry still ahead (zero when none).
-func (s *Store) Expire(ctx context.Context, hooks ...DecisionHook) (int, time.Time, error) {
+func (s *Store) Expire(ctx context.Context) (int, time.Time, error) {
 	now := s.now()
 	db := s.DB.WithContext(ctx)
 	var due []Request
@@ -133,7 +124,7 @@ func (s *Store) Expire(ctx context.Context, hooks ...DecisionHook) (int, time.Ti
 		action := "expire"
 		err := s.transact(db, func(tx *gorm.DB) error {
 			if r.DefaultOption != "" {
-				return s.resolve(tx, r, Decision{Option: r.DefaultOption, By: "system", Via: ViaExpiry}, action, hooks...)
+				return s.resolve(tx, r, Decision{Option: r.DefaultOption, By: "system", Via: ViaExpiry}, action)
 			}
 			res := tx.Model(&Request{}).Where("id = ? AND version = ? AND status = ?", r.ID, r.Version, StatusOpen).
 				Updates(map[string]any{"status": StatusExpired, "resolved_at": now, "updated_at": now, "decided_via": ViaExpiry})

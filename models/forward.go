@@ -9,7 +9,7 @@ import (
 
 // Forward is the durable outbox row of one decision bound for a runtime. It is
 // written in the decision's own transaction, so a committed decision always has
-// one; (RequestID, Version) is the idempotency key the runtime sees. Pushes go to
+// one; (RequestID, Version) is the idempotency key the runtime sees. Sends go to
 // the runtime's callback; the same rows are the runtime's pull feed, in Seq order.
 type Forward struct {
 	ID        uint64 `gorm:"primaryKey;autoIncrement"`
@@ -41,67 +41,65 @@ type Forward struct {
 // taken at (or by) expiry still gets a fair number of attempts.
 const MinForwardWindow = 10 * time.Minute
 
-// ForwardHook is the decision hook that writes the outbox row of a request that
-// names a runtime and marks its actuation pending, inside the decision's
-// transaction. The version is not raised: actuation is bookkeeping.
-func (s *Store) ForwardHook() DecisionHook {
-	return func(tx *gorm.DB, r *Request) error {
-		if r.RuntimeID == nil || *r.RuntimeID == "" {
-			return nil
-		}
-		// Raising the runtime's sequence takes its row lock until commit, so
-		// feed numbers commit in order (see Runtime.Seq).
-		res := tx.Model(&Runtime{}).Where("id = ?", *r.RuntimeID).UpdateColumn("seq", gorm.Expr("seq + 1"))
-		if res.Error != nil {
-			return res.Error
-		}
-		if res.RowsAffected == 0 {
-			return nil // the runtime is gone; nobody to tell
-		}
-		var seq int64
-		if err := tx.Model(&Runtime{}).Where("id = ?", *r.RuntimeID).Pluck("seq", &seq).Error; err != nil {
-			return err
-		}
-		now := s.now()
-		decided := now
-		if r.ResolvedAt != nil {
-			decided = *r.ResolvedAt
-		}
-		deadline := r.ExpiresAt
-		if floor := now.Add(MinForwardWindow); deadline.Before(floor) {
-			deadline = floor
-		}
-		f := &Forward{
-			RequestID: r.ID, Version: r.Version, RuntimeID: *r.RuntimeID, Seq: seq,
-			Decision: r.Decision, Answer: r.Answer, Note: r.Note, DecidedAt: decided,
-			State: ActuationPending, NextAttemptAt: now, Deadline: deadline, CreatedAt: now, UpdatedAt: now,
-		}
-		if err := tx.Create(f).Error; err != nil {
-			return err
-		}
-		if err := tx.Model(&Request{}).Where("id = ?", r.ID).
-			UpdateColumns(map[string]any{"actuation_state": ActuationPending, "attempts": 0}).Error; err != nil {
-			return err
-		}
-		r.ActuationState, r.Attempts = ActuationPending, 0
+// writeForward writes the outbox row of a decided request that names a runtime
+// and marks its actuation pending, inside the decision's transaction (resolve
+// calls it). The version is not raised: actuation is bookkeeping.
+func (s *Store) writeForward(tx *gorm.DB, r *Request) error {
+	if r.RuntimeID == nil || *r.RuntimeID == "" {
 		return nil
 	}
+	// Raising the runtime's sequence takes its row lock until commit, so
+	// feed numbers commit in order (see Runtime.Seq).
+	res := tx.Model(&Runtime{}).Where("id = ?", *r.RuntimeID).UpdateColumn("seq", gorm.Expr("seq + 1"))
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected == 0 {
+		return nil // the runtime is gone; nobody to tell
+	}
+	var seq int64
+	if err := tx.Model(&Runtime{}).Where("id = ?", *r.RuntimeID).Pluck("seq", &seq).Error; err != nil {
+		return err
+	}
+	now := s.now()
+	decided := now
+	if r.ResolvedAt != nil {
+		decided = *r.ResolvedAt
+	}
+	deadline := r.ExpiresAt
+	if floor := now.Add(MinForwardWindow); deadline.Before(floor) {
+		deadline = floor
+	}
+	f := &Forward{
+		RequestID: r.ID, Version: r.Version, RuntimeID: *r.RuntimeID, Seq: seq,
+		Decision: r.Decision, Answer: r.Answer, Note: r.Note, DecidedAt: decided,
+		State: ActuationPending, NextAttemptAt: now, Deadline: deadline, CreatedAt: now, UpdatedAt: now,
+	}
+	if err := tx.Create(f).Error; err != nil {
+		return err
+	}
+	if err := tx.Model(&Request{}).Where("id = ?", r.ID).
+		UpdateColumns(map[string]any{"actuation_state": ActuationPending, "attempts": 0}).Error; err != nil {
+		return err
+	}
+	r.ActuationState, r.Attempts = ActuationPending, 0
+	return nil
 }
 
-// pushable selects pending rows of runtimes that have a callback to push to.
-func pushable(db *gorm.DB) *gorm.DB {
+// withCallback selects pending rows of runtimes that have a callback to send to.
+func withCallback(db *gorm.DB) *gorm.DB {
 	return db.Model(&Forward{}).Where("state = ? AND runtime_id IN (?)", ActuationPending,
 		db.Session(&gorm.Session{NewDB: true}).Model(&Runtime{}).Select("id").Where("callback_url <> ''"))
 }
 
-// ClaimForwards claims up to limit pending pushes that are due and not claimed
+// ClaimForwards claims up to limit pending sends that are due and not claimed
 // by a live process, for lease. Each claim is a conditional UPDATE, so several
 // processes on one database never send the same attempt twice.
 func (s *Store) ClaimForwards(ctx context.Context, owner string, limit int, lease time.Duration) ([]Forward, error) {
 	now := s.now()
 	db := s.DB.WithContext(ctx)
 	var due []Forward
-	err := pushable(db).Where("next_attempt_at <= ? AND (claimed_until IS NULL OR claimed_until < ?)", now, now).
+	err := withCallback(db).Where("next_attempt_at <= ? AND (claimed_until IS NULL OR claimed_until < ?)", now, now).
 		Order("next_attempt_at, id").Limit(limit).Find(&due).Error
 	if err != nil {
 		return nil, err
@@ -123,14 +121,14 @@ func (s *Store) ClaimForwards(ctx context.Context, owner string, limit int, leas
 	return out, nil
 }
 
-// NextForwardDue returns when the next pending push becomes due (its retry time,
+// NextForwardDue returns when the next pending send becomes due (its retry time,
 // or the end of another process's claim), or zero when none is pending.
 func (s *Store) NextForwardDue(ctx context.Context) (time.Time, error) {
 	now := s.now()
 	db := s.DB.WithContext(ctx)
 	var next time.Time
 	var free []Forward
-	err := pushable(db).Where("claimed_until IS NULL OR claimed_until < ?", now).Order("next_attempt_at").Limit(1).Find(&free).Error
+	err := withCallback(db).Where("claimed_until IS NULL OR claimed_until < ?", now).Order("next_attempt_at").Limit(1).Find(&free).Error
 	if err != nil {
 		return next, err
 	}
@@ -138,7 +136,7 @@ func (s *Store) NextForwardDue(ctx context.Context) (time.Time, error) {
 		next = free[0].NextAttemptAt
 	}
 	var held []Forward
-	if err := pushable(db).Where("claimed_until >= ?", now).Order("claimed_until").Limit(1).Find(&held).Error; err != nil {
+	if err := withCallback(db).Where("claimed_until >= ?", now).Order("claimed_until").Limit(1).Find(&held).Error; err != nil {
 		return next, err
 	}
 	if len(held) == 1 {
@@ -153,7 +151,7 @@ func (s *Store) NextForwardDue(ctx context.Context) (time.Time, error) {
 	return next, nil
 }
 
-// Attempt is the outcome of one push.
+// Attempt is the outcome of one send to a callback.
 type Attempt struct {
 	State      string    // delivered, conflict, failed, or pending to retry at NextAt
 	NextAt     time.Time // when State is pending
@@ -205,7 +203,7 @@ func (s *Store) FinishForward(ctx context.Context, f *Forward, owner string, a A
 		if a.State == ActuationPending {
 			detail["next_attempt_at"] = a.NextAt.Format(time.RFC3339Nano)
 		}
-		if err := s.audit(tx, &Request{ID: f.RequestID, Version: f.Version}, "forward", "system", "push", detail); err != nil {
+		if err := s.audit(tx, &Request{ID: f.RequestID, Version: f.Version}, "forward", "system", "callback", detail); err != nil {
 			return err
 		}
 		health := map[string]any{"last_result": truncate(resultText(a), 200), "last_result_at": now}

@@ -111,12 +111,11 @@ func TestOutbox(t *testing.T) {
 		s, changes := modelstest.Store(t, dialect)
 		p := runtimeToken(t, s, "r1")
 		rt := register(t, s, p, "laptop", "http://127.0.0.1:9")
-		hook := s.ForwardHook()
 
 		t.Run("a decision writes its outbox row in the same commit", func(t *testing.T) {
 			r := file(t, s, p, models.NewRequest{RuntimeID: &rt.ID})
 			note := "go ahead"
-			got, err := s.Decide(ctx, r.ID, models.Decision{Version: 1, Option: "once", Note: &note, By: "operator:o", Via: "api"}, hook)
+			got, err := s.Decide(ctx, r.ID, models.Decision{Version: 1, Option: "once", Note: &note, By: "operator:o", Via: "api"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -138,7 +137,7 @@ func TestOutbox(t *testing.T) {
 
 		t.Run("a request without a runtime writes none", func(t *testing.T) {
 			r := file(t, s, p, models.NewRequest{})
-			if _, err := s.Decide(ctx, r.ID, models.Decision{Version: 1, Option: "once", By: "operator:o", Via: "api"}, hook); err != nil {
+			if _, err := s.Decide(ctx, r.ID, models.Decision{Version: 1, Option: "once", By: "operator:o", Via: "api"}); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := s.ForwardOf(ctx, r.ID, 2); models.ErrorCode(err) != models.ECodeNotFound {
@@ -151,7 +150,7 @@ func TestOutbox(t *testing.T) {
 			clock := s.Now
 			s.Now = func() time.Time { return clock().Add(2 * time.Second) }
 			defer func() { s.Now = clock }()
-			if _, _, err := s.Expire(ctx, hook); err != nil {
+			if _, _, err := s.Expire(ctx); err != nil {
 				t.Fatal(err)
 			}
 			f, err := s.ForwardOf(ctx, r.ID, 2)
@@ -204,7 +203,7 @@ func TestOutbox(t *testing.T) {
 
 		t.Run("an attempt updates actuation without raising the version, and is audited", func(t *testing.T) {
 			r := file(t, s, p, models.NewRequest{RuntimeID: &rt.ID})
-			if _, err := s.Decide(ctx, r.ID, models.Decision{Version: 1, Option: "once", By: "operator:o", Via: "api"}, hook); err != nil {
+			if _, err := s.Decide(ctx, r.ID, models.Decision{Version: 1, Option: "once", By: "operator:o", Via: "api"}); err != nil {
 				t.Fatal(err)
 			}
 			sub := changes.Subscribe(16)
@@ -284,7 +283,7 @@ func TestOutbox(t *testing.T) {
 			var wg sync.WaitGroup
 			for _, id := range ids {
 				wg.Go(func() {
-					if _, err := s.Decide(ctx, id, models.Decision{Version: 1, Option: "once", By: "operator:o", Via: "api"}, hook); err != nil {
+					if _, err := s.Decide(ctx, id, models.Decision{Version: 1, Option: "once", By: "operator:o", Via: "api"}); err != nil {
 						t.Error(err)
 					}
 				})

@@ -11,9 +11,9 @@ import (
 
 // CreatePending files a pending grant: the Grant row and its approval request,
 // with their audit rows, in one transaction. Errors: ECodeInvalid; ECodeConflict
-// when the pending id is taken. Rules judge the approval like any filing; hooks
-// run inside a rule's decision.
-func (s *Store) CreatePending(ctx context.Context, p Principal, n NewGrant, hooks ...DecisionHook) (*Grant, *Request, error) {
+// when the pending id is taken. Rules judge the approval like any filing (a rule's
+// decision writes its outbox row like any other).
+func (s *Store) CreatePending(ctx context.Context, p Principal, n NewGrant) (*Grant, *Request, error) {
 	if err := n.Normalize(); err != nil {
 		return nil, nil, err
 	}
@@ -41,7 +41,7 @@ func (s *Store) CreatePending(ctx context.Context, p Principal, n NewGrant, hook
 			"pending_id": g.PendingID, "digest": g.Digest, "sandbox": g.Sandbox, "policy": g.Policy, "middleware": g.Middleware,
 		})
 	}
-	r, _, err := s.CreateRequest(ctx, p, nr, "", hooks...)
+	r, _, err := s.CreateRequest(ctx, p, nr, "")
 	if err != nil {
 		return nil, nil, err
 	}

@@ -14,7 +14,7 @@ import (
 // Conditional updates make it safe to run in several processes at once, and
 // against a concurrent decide. It returns how many it settled and when the next
 // window ends (zero when none is pending).
-func (s *Store) ReleaseHolds(ctx context.Context, hooks ...DecisionHook) (int, time.Time, error) {
+func (s *Store) ReleaseHolds(ctx context.Context) (int, time.Time, error) {
 	now := s.now()
 	db := s.DB.WithContext(ctx)
 	var due []Request
@@ -36,7 +36,7 @@ func (s *Store) ReleaseHolds(ctx context.Context, hooks ...DecisionHook) (int, t
 				return s.lapseHold(tx, r, now, why)
 			}
 			d := Decision{Version: r.Version, Option: *r.HoldThen, By: ViaRule(*r.HoldRule), Via: ViaRuleWindow(*r.HoldRule)}
-			return s.resolve(tx, r, d, "decide", hooks...)
+			return s.resolve(tx, r, d, "decide")
 		}, func() (*Request, string) { return r, action })
 		if err == errRaced || ErrorCode(err) != ECodeInternal {
 			continue // decided, edited or released elsewhere first

@@ -13,7 +13,6 @@ import (
 type HoldSweeper struct {
 	Store   *Store
 	Changes Subscriber
-	Hooks   []DecisionHook // run inside each decision's transaction (forwarding)
 	// Swept, when set, is told after each sweep (tests wait on it).
 	Swept func(n int, next time.Time, err error)
 }
@@ -32,7 +31,7 @@ func (h *HoldSweeper) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-timer.C:
-			n, next, err := h.Store.ReleaseHolds(ctx, h.Hooks...)
+			n, next, err := h.Store.ReleaseHolds(ctx)
 			if err != nil && ctx.Err() == nil {
 				slog.Error("hold sweep", "err", err)
 				next = h.Store.Now().Add(retryAfter)

@@ -238,7 +238,7 @@ func TestPGAnnouncerCarriesRuntime(t *testing.T) {
 	}
 	w, stop := b.changes.Watch(models.RuntimeKey(rt.ID))
 	defer stop()
-	if _, err := a.store.Decide(ctx, r.ID, models.Decision{Version: 1, Option: "once", By: "operator:o", Via: "api"}, a.store.ForwardHook()); err != nil {
+	if _, err := a.store.Decide(ctx, r.ID, models.Decision{Version: 1, Option: "once", By: "operator:o", Via: "api"}); err != nil {
 		t.Fatal(err)
 	}
 	waitClosed(t, w, "the other replica's runtime feed woken")

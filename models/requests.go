@@ -17,9 +17,9 @@ import (
 //
 // The rules in force judge the new record: a hold is stored with it, and an
 // approve or deny is decided at once through Decide (so it is audited and
-// announced like any decision; hooks run inside that decision's transaction), and
+// announced like any decision, outbox row and all), and
 // the decided record is returned.
-func (s *Store) CreateRequest(ctx context.Context, p Principal, n NewRequest, idemKey string, hooks ...DecisionHook) (r *Request, created bool, err error) {
+func (s *Store) CreateRequest(ctx context.Context, p Principal, n NewRequest, idemKey string) (r *Request, created bool, err error) {
 	if err := n.Normalize(); err != nil {
 		return nil, false, err
 	}
@@ -87,7 +87,7 @@ func (s *Store) CreateRequest(ctx context.Context, p Principal, n NewRequest, id
 	if err != nil {
 		return nil, false, err
 	}
-	return s.applyVerdict(ctx, r, v, hooks), true, nil
+	return s.applyVerdict(ctx, r, v), true, nil
 }
 
 func (s *Store) byIdempotencyKey(db *gorm.DB, owner, key string) (*Request, error) {
@@ -217,8 +217,8 @@ type Patch struct {
 // edit cannot turn a rule's outcome into another: a hold follows the edit (set,
 // kept, moved to another rule, or lapsed to the operator when nothing holds it
 // now; never later than before), and an approve or deny is decided at once
-// after the edit commits, through Decide with hooks.
-func (s *Store) PatchRequest(ctx context.Context, id string, by Principal, p Patch, hooks ...DecisionHook) (*Request, error) {
+// after the edit commits, through Decide.
+func (s *Store) PatchRequest(ctx context.Context, id string, by Principal, p Patch) (*Request, error) {
 	var r *Request
 	var v Verdict
 	err := s.transact(s.DB.WithContext(ctx), func(tx *gorm.DB) error {
@@ -279,7 +279,7 @@ func (s *Store) PatchRequest(ctx context.Context, id string, by Principal, p Pat
 	if err != nil {
 		return nil, err
 	}
-	return s.applyVerdict(ctx, r, v, hooks), nil
+	return s.applyVerdict(ctx, r, v), nil
 }
 
 // checkOpen returns the error for acting on a request that is no longer open.
@@ -312,7 +312,7 @@ func (s *Store) lostRace(tx *gorm.DB, id string) error {
 // Withdraw retires an open request as cancelled (by its owner, any kind: the
 // owner is the one who waited) or dismissed (by an operator; only what
 // Request.Dismissable allows, ECodeNotDismissable otherwise: dismissal runs no
-// decision hooks, so a runtime or waiter would never hear of it as a decision).
+// outbox row, so a runtime or waiter would never hear of it as a decision).
 func (s *Store) Withdraw(ctx context.Context, id string, by Principal, status string) (*Request, error) {
 	action := map[string]string{StatusCancelled: "cancel", StatusDismissed: "dismiss"}[status]
 	if action == "" {

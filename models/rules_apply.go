@@ -86,7 +86,7 @@ func (s *Store) auditVerdict(tx *gorm.DB, r *Request, v Verdict) error {
 // applyVerdict decides a new record as an approve or deny rule says, and returns
 // the record as it then stands. A decision that cannot be recorded (an operator
 // was faster, the database failed) leaves the request as it is, and is logged.
-func (s *Store) applyVerdict(ctx context.Context, r *Request, v Verdict, hooks []DecisionHook) *Request {
+func (s *Store) applyVerdict(ctx context.Context, r *Request, v Verdict) *Request {
 	if v.Deferred != "" {
 		slog.Info("rule matched but leaves the request to the operator", "rule", v.Rule, "line", v.Line, "request", r.ID, "why", v.Deferred)
 		return r
@@ -94,7 +94,7 @@ func (s *Store) applyVerdict(ctx context.Context, r *Request, v Verdict, hooks [
 	if v.Action != RuleApprove && v.Action != RuleDeny {
 		return r
 	}
-	d, err := s.Decide(ctx, r.ID, Decision{Version: r.Version, Option: v.Option, By: ViaRule(v.Rule), Via: ViaRule(v.Rule)}, hooks...)
+	d, err := s.Decide(ctx, r.ID, Decision{Version: r.Version, Option: v.Option, By: ViaRule(v.Rule), Via: ViaRule(v.Rule)})
 	if err != nil {
 		slog.Error("rule decision not recorded", "rule", v.Rule, "request", r.ID, "err", err)
 		if cur, gerr := s.GetRequest(ctx, r.ID); gerr == nil {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/gatehousehq/gatehouse/models/modelstest"
-	"gorm.io/gorm"
 )
 
 const storeRules = `rules:
@@ -81,20 +80,15 @@ func TestRulesDecide(t *testing.T) {
 		s, changes, clock := ruledStore(t, dialect, storeRules)
 		p := agent(t, s, "a1")
 
-		t.Run("approve: decided at once, audited, announced, hooks run", func(t *testing.T) {
+		t.Run("approve: decided at once, audited, announced", func(t *testing.T) {
 			sub := changes.Subscribe(8)
 			defer sub.Close()
-			hooked := ""
-			hook := func(tx *gorm.DB, r *models.Request) error { hooked = *r.Decision; return nil }
-			r, created, err := s.CreateRequest(ctx, p, models.NewRequest{Title: "t", Command: "git status", Options: allowDeny()}, "", hook)
+			r, created, err := s.CreateRequest(ctx, p, models.NewRequest{Title: "t", Command: "git status", Options: allowDeny()}, "")
 			if err != nil || !created {
 				t.Fatal(err)
 			}
 			if r.Status != models.StatusResolved || *r.Decision != "once" || *r.DecidedVia != "rule:git-read" || *r.DecidedBy != "rule:git-read" || r.Version != 2 {
 				t.Fatalf("%+v", r)
-			}
-			if hooked != "once" {
-				t.Fatalf("hook saw %q", hooked)
 			}
 			if a, b := <-sub.C, <-sub.C; a.Action != "create" || b.Action != "decide" || b.Version != 2 {
 				t.Fatalf("announced %+v then %+v", a, b)
@@ -267,9 +261,7 @@ func TestHoldSweeper(t *testing.T) {
 		// when a filing is heard: after it has moved the clock.
 		heard := models.NewChanges()
 		swept := make(chan sweep, 16)
-		hooked := make(chan string, 4)
 		sw := &models.HoldSweeper{Store: s, Changes: heard,
-			Hooks: []models.DecisionHook{func(tx *gorm.DB, r *models.Request) error { hooked <- r.ID; return nil }},
 			Swept: func(n int, next time.Time, err error) {
 				if err != nil {
 					t.Errorf("sweep: %v", err)
@@ -290,9 +282,6 @@ func TestHoldSweeper(t *testing.T) {
 			if got := recv(t, swept); got.n != 1 || !got.next.IsZero() {
 				t.Fatalf("%+v", got)
 			}
-			if id := recv(t, hooked); id != late.ID {
-				t.Fatalf("hook ran for %s", id)
-			}
 			got, _ := s.GetRequest(ctx, late.ID)
 			if *got.DecidedVia != "rule:wait-deploy (window)" {
 				t.Fatalf("%+v", got)
@@ -305,9 +294,6 @@ func TestHoldSweeper(t *testing.T) {
 			heard.Announce(models.Change{RequestID: r.ID, Version: 1, Status: models.StatusOpen, Action: "create"})
 			if got := recv(t, swept); got.n != 1 {
 				t.Fatalf("%+v", got)
-			}
-			if id := recv(t, hooked); id != r.ID {
-				t.Fatalf("hook ran for %s", id)
 			}
 		})
 	})

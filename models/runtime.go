@@ -26,7 +26,7 @@ type Runtime struct {
 	// the row lock inside each decision's transaction, so sequence order is commit
 	// order and a reader that resumes after N never misses a smaller number.
 	Seq int64 `gorm:"not null;default:0"`
-	// Forwarding health: the last push outcome and how many failed in a row.
+	// Forwarding health: the last send's outcome and how many failed in a row.
 	LastResult   string `gorm:"size:200;not null;default:''"`
 	LastResultAt *time.Time
 	Failures     int `gorm:"not null;default:0"`

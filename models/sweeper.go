@@ -6,7 +6,8 @@ import (
 	"time"
 )
 
-// Subscriber gives a sweeper the change announcements.
+// Subscriber is the change bus as its listeners see it (a *Changes): the
+// sweepers, the forwarder, the push router and the page all take one.
 type Subscriber interface {
 	Subscribe(n int) *Subscription
 }
@@ -17,7 +18,6 @@ type Subscriber interface {
 type Sweeper struct {
 	Store   *Store
 	Changes Subscriber
-	Hooks   []DecisionHook
 	// MaxSleep bounds a sleep, so a request filed by another replica (whose
 	// announcement this process might not see) is still settled on time enough.
 	MaxSleep time.Duration
@@ -55,7 +55,7 @@ func (w *Sweeper) Run(ctx context.Context) {
 			continue
 		case <-timer.C:
 		}
-		n, next, err := w.Store.Expire(ctx, w.Hooks...)
+		n, next, err := w.Store.Expire(ctx)
 		if err != nil && ctx.Err() == nil {
 			slog.Error("expiry sweep", "err", err)
 		}

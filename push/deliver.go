@@ -3,10 +3,10 @@ package push
 import (
 	"context"
 	"log/slog"
-	"math/rand/v2"
 	"sync"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/internal/retry"
 	"github.com/gatehousehq/gatehouse/models"
 )
 
@@ -22,6 +22,9 @@ type lane struct {
 	jobs   chan job
 	sender Sender
 }
+
+// maxPushPause caps the pause between two tries of one notification.
+const maxPushPause = time.Minute
 
 // deliverer tries a job until it is sent, refused for good, or out of attempts,
 // and records every attempt.
@@ -52,6 +55,8 @@ func (d *deliverer) run(ctx context.Context, l *lane, wg *sync.WaitGroup) {
 // deliver sends j with retries and returns the last result.
 func (d *deliverer) deliver(ctx context.Context, s Sender, j job) Result {
 	var res Result
+	// The shared backoff, so devices refused together do not come back together.
+	pauses := retry.New(d.backoff, maxPushPause)
 	for attempt := 1; ; attempt++ {
 		res = s.Send(ctx, j.dev, j.msg)
 		d.record(ctx, j, attempt, res)
@@ -59,11 +64,7 @@ func (d *deliverer) deliver(ctx context.Context, s Sender, j job) Result {
 		if res.Sent() || res.Retire || !res.Retry || attempt >= d.attempts || ctx.Err() != nil {
 			return res
 		}
-		// Exponential backoff with jitter, so devices refused together do not
-		// come back together.
-		pause := d.backoff << (attempt - 1)
-		pause += time.Duration(rand.Int64N(int64(pause)/2 + 1))
-		t := time.NewTimer(pause)
+		t := time.NewTimer(pauses.NextBackOff())
 		select {
 		case <-ctx.Done():
 			t.Stop()

@@ -21,11 +21,6 @@ type Store interface {
 	ClaimPushes(ctx context.Context, ids []string, typ string) ([]string, error)
 }
 
-// Changes is where the router hears of commits (models.Changes).
-type Changes interface {
-	Subscribe(n int) *models.Subscription
-}
-
 // Router turns change announcements into notifications. One goroutine plans
 // (holds, coalesces, clears); bounded queues and workers per kind of device
 // deliver. Nothing it does can delay a decision: announcements never wait for
@@ -33,7 +28,7 @@ type Changes interface {
 type Router struct {
 	cfg      Config
 	store    Store
-	changes  Changes
+	changes  models.Subscriber // where the router hears of commits (the change bus)
 	presence Presence
 	lanes    map[string]*lane
 	deliver  *deliverer
@@ -66,7 +61,7 @@ type batch struct {
 // NewRouter builds a router and subscribes to changes; Run must follow.
 // presence may be nil (nobody is ever looking). Kinds whose sender in s is nil
 // are skipped.
-func NewRouter(cfg Config, store Store, changes Changes, s Senders, presence Presence) *Router {
+func NewRouter(cfg Config, store Store, changes models.Subscriber, s Senders, presence Presence) *Router {
 	cfg.defaults()
 	if presence == nil {
 		presence = Absent{}

@@ -150,7 +150,7 @@ func value[T any](b *tab, step string, a chromedp.Action[T]) T {
 func (b *tab) login(e *pageEnv) {
 	b.t.Helper()
 	b.run("log in",
-		chromedp.Navigate(e.ts.URL+"/login"),
+		chromedp.Navigate(e.url+"/login"),
 		chromedp.WaitVisible(css(`input[name="token"]`)),
 		chromedp.SendKeys(css(`input[name="token"]`), e.opToken),
 		chromedp.Click(css(`[data-testid="login-submit"]`)),

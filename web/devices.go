@@ -123,16 +123,3 @@ func (s *Server) webPushKey(c echo.Context) error {
 	}
 	return c.JSON(http.StatusOK, api.VAPIDKey{PublicKey: k.Public})
 }
-
-// deviceRoutes adds the push device routes (operator only) when a device store is wired.
-func (s *Server) deviceRoutes(v1 *echo.Group, operator echo.MiddlewareFunc) {
-	if s.devices == nil {
-		return
-	}
-	v1.GET("/devices", s.listDevices, operator)
-	v1.POST("/devices", s.registerDevice, operator)
-	v1.DELETE("/devices/:token", s.dropDevice, operator)
-	v1.GET("/webpush/key", s.webPushKey, operator)
-	v1.POST("/webpush/subscribe", s.subscribeWebPush, operator)
-	v1.POST("/webpush/unsubscribe", s.unsubscribeWebPush, operator)
-}

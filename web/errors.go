@@ -18,6 +18,7 @@ const (
 	codeRouteNotFound  = "route_not_found"
 	codeMethod         = "method_not_allowed"
 	codeShuttingDown   = "shutting_down"
+	codeUnavailable    = "unavailable"
 )
 
 // statusOf is the one table from error code to HTTP status.
@@ -40,6 +41,7 @@ var statusOf = map[string]int{
 	codeTooManyWaiters:          http.StatusTooManyRequests,
 	codeTooManyLogins:           http.StatusTooManyRequests,
 	codeShuttingDown:            http.StatusServiceUnavailable,
+	codeUnavailable:             http.StatusServiceUnavailable,
 	models.ECodeInternal:        http.StatusInternalServerError,
 	models.ECodeNoGrant:         http.StatusNotFound,
 	models.ECodeApprovalPending: http.StatusConflict,
@@ -105,6 +107,8 @@ func echoCode(status int) string {
 		return models.ECodeForbidden
 	case http.StatusBadRequest:
 		return models.ECodeInvalid
+	case http.StatusServiceUnavailable:
+		return codeUnavailable
 	}
 	return models.ECodeInternal
 }

@@ -3,7 +3,6 @@ package web
 import (
 	"context"
 	"encoding/json"
-	"net/http"
 	"time"
 
 	"github.com/coder/websocket"
@@ -27,7 +26,7 @@ func wsFilter(c echo.Context) (views.Filter, error) {
 func (s *Server) connectPage(c echo.Context) error {
 	h := s.pages.hub
 	if h == nil {
-		return echo.NewHTTPError(http.StatusServiceUnavailable, "the live page is not available")
+		return models.Errorf(codeUnavailable, "the live page is not available")
 	}
 	f, err := wsFilter(c)
 	if err != nil {

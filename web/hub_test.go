@@ -27,12 +27,12 @@ type page struct {
 }
 
 func (e *pageEnv) dial(b *http.Client, path string, header http.Header) (*websocket.Conn, *http.Response, error) {
-	u, _ := url.Parse(e.ts.URL)
+	u, _ := url.Parse(e.url)
 	if header == nil {
 		header = http.Header{}
 	}
 	if header.Get("Origin") == "" {
-		header.Set("Origin", e.ts.URL)
+		header.Set("Origin", e.url)
 	}
 	if b != nil {
 		for _, c := range b.Jar.Cookies(u) {
@@ -41,7 +41,7 @@ func (e *pageEnv) dial(b *http.Client, path string, header http.Header) (*websoc
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	return websocket.Dial(ctx, "ws"+strings.TrimPrefix(e.ts.URL, "http")+path, &websocket.DialOptions{HTTPHeader: header})
+	return websocket.Dial(ctx, "ws"+strings.TrimPrefix(e.url, "http")+path, &websocket.DialOptions{HTTPHeader: header})
 }
 
 // openPage connects a logged-in browser's page to the hub.

@@ -23,6 +23,7 @@ type mcpEnv struct {
 	t *testing.T
 	*webtest.Env
 	watched  chan struct{} // a wait started waiting on the change announcement
+	ended    chan struct{} // a wait let go of its slot
 	operator *client.Client
 	tokens   map[string]string // name -> secret
 }
@@ -37,9 +38,15 @@ func newMCPEnv(t *testing.T, cfg web.Config) *mcpEnv {
 func newMCPEnvOn(t *testing.T, dialect string, cfg web.Config) *mcpEnv {
 	t.Helper()
 	t.Cleanup(func() { goleak.VerifyNone(t) })
-	watched := make(chan struct{}, 64)
+	watched, ended := make(chan struct{}, 64), make(chan struct{}, 64)
 	cfg.OnWaitStart = func() { watched <- struct{}{} }
-	env := &mcpEnv{t: t, Env: webtest.New(t, dialect, cfg), watched: watched, tokens: map[string]string{}}
+	cfg.OnWaitEnd = func() {
+		select { // never hold the server up: only a few tests read it
+		case ended <- struct{}{}:
+		default:
+		}
+	}
+	env := &mcpEnv{t: t, Env: webtest.New(t, dialect, cfg), watched: watched, ended: ended, tokens: map[string]string{}}
 	for _, tk := range []struct{ role, name string }{{models.RoleAgent, "a1"}, {models.RoleAgent, "a2"}, {models.RoleRuntime, "rt"}, {models.RoleOperator, "op"}} {
 		env.tokens[tk.name] = env.Token(tk.role, tk.name)
 	}
@@ -330,7 +337,7 @@ func TestMCPAuth(t *testing.T) {
 			if tc.token != "" {
 				req.Header.Set("Authorization", "Bearer "+tc.token)
 			}
-			resp, err := env.HTTP.Client().Do(req)
+			resp, err := env.HTTP.Do(req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -355,6 +362,7 @@ func TestMCPWaitReleased(t *testing.T) {
 			<-env.watched
 			cancel()
 			<-done
+			<-env.ended // the server saw the client go and gave the slot back
 			// The slot came back: a new wait under a cap of one is admitted.
 			again := asyncCall(context.Background(), cs, "wait_for_decision", map[string]any{"id": id, "seconds": 60})
 			<-env.watched
@@ -393,6 +401,7 @@ func TestMCPWaitReleased(t *testing.T) {
 			<-env.watched
 			cancel()
 			<-errc
+			<-env.ended // the server saw the connection go and gave the slot back
 			again := asyncCall(context.Background(), cs, "wait_for_decision", map[string]any{"id": id, "seconds": 60})
 			<-env.watched
 			env.decide(id, "allow", "")

@@ -74,7 +74,7 @@ func (s *Server) mcpFile(ctx context.Context, n models.NewRequest) (*models.Requ
 	if !ok {
 		return nil, models.Errorf(models.ECodeUnauthenticated, "no caller")
 	}
-	r, _, err := s.store.CreateRequest(ctx, who.principal, n, "", s.hooks...)
+	r, _, err := s.store.CreateRequest(ctx, who.principal, n, "")
 	return r, mcpError(err)
 }
 

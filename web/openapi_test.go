@@ -126,7 +126,7 @@ func (e *oaEnv) doCtx(t *testing.T, ctx context.Context, c oaCall) []byte {
 		}
 		return req
 	}
-	resp, err := e.HTTP.Client().Do(build())
+	resp, err := e.HTTP.Do(build())
 	if err != nil {
 		t.Fatalf("%s %s: %v", c.method, c.path, err)
 	}

@@ -20,9 +20,9 @@ type pages struct {
 	hub    *hub
 }
 
-// pageRoutes mounts the page (inbox, request page, login form, static files,
-// websocket).
-func (s *Server) pageRoutes(feed models.Subscriber) error {
+// setupPages prepares the page (asset hashes, login limiter, the live hub on
+// feed); its routes are in routes.go.
+func (s *Server) setupPages(feed models.Subscriber) error {
 	hashes, err := static.Hashes()
 	if err != nil {
 		return err
@@ -40,19 +40,6 @@ func (s *Server) pageRoutes(feed models.Subscriber) error {
 	if feed != nil {
 		p.hub = newHub(s, feed) // started by the first page that connects
 	}
-
-	e := s.echo
-	e.Use(s.securityHeaders)
-	e.GET("/static/*", s.serveStatic)
-	e.HEAD("/static/*", s.serveStatic)
-	e.GET("/sw.js", s.serveServiceWorker)
-	page := []echo.MiddlewareFunc{s.pageErrors, s.authenticate, s.requirePageOperator}
-	e.GET("/", s.showInbox, page...)
-	e.GET("/requests/:id", s.showRequest, page...)
-	e.GET("/system", s.showSystem, page...)
-	e.POST("/requests/:id/decide", s.decideFromPage, page...)
-	e.POST("/requests/:id/dismiss", s.dismissFromPage, page...)
-	e.GET("/ws", s.connectPage, s.authenticate, requireRoles(models.RoleOperator))
 	return nil
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/gatehousehq/gatehouse/models/modelstest"
 	"github.com/gatehousehq/gatehouse/web"
+	"github.com/gatehousehq/gatehouse/web/webtest"
 )
 
 // pageEnv is a running server on a real database with an operator and an agent.
@@ -25,32 +26,42 @@ type pageEnv struct {
 	store    *models.Store
 	changes  *models.Changes
 	srv      *web.Server
-	ts       *httptest.Server
+	url      string // where the server listens
 	opToken  string
 	agent    *client.Client
 	operator *client.Client
 }
 
-// startPage serves the page; wire adds to the server's dependencies.
-func startPage(t testing.TB, dialect string, wire ...func(*models.Store, *web.Deps)) *pageEnv {
+// startPage serves the page through the ordinary test helper (the production
+// assembly); prepare, when given, sets up the store first (rules).
+func startPage(t testing.TB, dialect string, prepare ...func(*models.Store)) *pageEnv {
 	t.Helper()
 	store, changes := modelstest.Store(t, dialect)
-	ts := httptest.NewUnstartedServer(nil)
-	base := "http://" + ts.Listener.Addr().String()
-	deps := web.Deps{Store: store, Watcher: changes, Changes: changes}
-	for _, w := range wire {
-		w(store, &deps)
+	for _, p := range prepare {
+		p(store)
 	}
-	srv, err := web.New(web.Config{BaseURL: base}, deps)
+	env := webtest.NewOn(t, store, changes, web.Config{})
+	return newPageEnv(t, store, changes, env.Server, env.URL)
+}
+
+// startBarePage serves the page from a web server alone, with none of the
+// optional stores (runtimes, devices, rules): for what the page leaves out.
+func startBarePage(t testing.TB) *pageEnv {
+	t.Helper()
+	store, changes := modelstest.Store(t, "sqlite")
+	ts := httptest.NewUnstartedServer(nil)
+	srv, err := web.New(web.Config{BaseURL: "http://" + ts.Listener.Addr().String()}, web.Deps{Store: store, Watcher: changes, Changes: changes})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ts.Config.Handler = srv.Handler()
 	ts.Start()
-	t.Cleanup(func() {
-		srv.Close()
-		ts.Close()
-	})
+	t.Cleanup(func() { srv.Close(); ts.Close() })
+	return newPageEnv(t, store, changes, srv, ts.URL)
+}
+
+func newPageEnv(t testing.TB, store *models.Store, changes *models.Changes, srv *web.Server, url string) *pageEnv {
+	t.Helper()
 	ctx := context.Background()
 	_, op, err := store.CreateToken(ctx, models.RoleOperator, "ann")
 	if err != nil {
@@ -60,7 +71,7 @@ func startPage(t testing.TB, dialect string, wire ...func(*models.Store, *web.De
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &pageEnv{t: t, store: store, changes: changes, srv: srv, ts: ts, opToken: op, agent: client.New(ts.URL, ag), operator: client.New(ts.URL, op)}
+	return &pageEnv{t: t, store: store, changes: changes, srv: srv, url: url, opToken: op, agent: client.New(url, ag), operator: client.New(url, op)}
 }
 
 // file files a permission request as the agent.
@@ -104,7 +115,7 @@ func (e *pageEnv) login(b *http.Client) string {
 
 func (e *pageEnv) get(b *http.Client, path string, want int) *goquery.Document {
 	e.t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, e.ts.URL+path, nil)
+	req, _ := http.NewRequest(http.MethodGet, e.url+path, nil)
 	req.Header.Set("Accept", "text/html")
 	res, err := b.Do(req)
 	if err != nil {
@@ -123,7 +134,7 @@ func (e *pageEnv) get(b *http.Client, path string, want int) *goquery.Document {
 
 func (e *pageEnv) postForm(b *http.Client, path string, form url.Values, headers map[string]string) *http.Response {
 	e.t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, e.ts.URL+path, strings.NewReader(form.Encode()))
+	req, _ := http.NewRequest(http.MethodPost, e.url+path, strings.NewReader(form.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "text/html")
 	for k, v := range headers {

@@ -11,7 +11,6 @@ import (
 	"github.com/gatehousehq/gatehouse/client"
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/gatehousehq/gatehouse/models/modelstest"
-	"github.com/gatehousehq/gatehouse/web"
 )
 
 const systemRules = `rules:
@@ -28,13 +27,12 @@ const systemRules = `rules:
 func TestSystemPage(t *testing.T) {
 	modelstest.Each(t, func(t *testing.T, dialect string) {
 		ctx := context.Background()
-		e := startPage(t, dialect, func(store *models.Store, d *web.Deps) {
+		e := startPage(t, dialect, func(store *models.Store) {
 			rs, err := models.ParseRules("rules.yaml", []byte(systemRules))
 			if err != nil {
 				t.Fatal(err)
 			}
 			store.Rules = models.NewRuleSet(rs)
-			d.Runtimes, d.Devices, d.Rules = store, store, store.Rules
 		})
 		b := e.browser()
 		e.login(b)
@@ -59,7 +57,7 @@ func TestSystemPage(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rt, err := client.New(e.ts.URL, rtSecret).RegisterRuntime(ctx, api.RuntimeRegistration{Name: "laptop", Machine: "m1", CallbackURL: "http://127.0.0.1:1/hook"})
+		rt, err := client.New(e.url, rtSecret).RegisterRuntime(ctx, api.RuntimeRegistration{Name: "laptop", Machine: "m1", CallbackURL: "http://127.0.0.1:1/hook"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -105,7 +103,7 @@ func TestSystemPage(t *testing.T) {
 		})
 
 		t.Run("nobody else sees it", func(t *testing.T) {
-			res, err := e.browser().Get(e.ts.URL + "/system")
+			res, err := e.browser().Get(e.url + "/system")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -117,7 +115,7 @@ func TestSystemPage(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			req, _ := http.NewRequest(http.MethodGet, e.ts.URL+"/system", nil)
+			req, _ := http.NewRequest(http.MethodGet, e.url+"/system", nil)
 			req.Header.Set("Authorization", "Bearer "+agSecret)
 			res, err = http.DefaultClient.Do(req)
 			if err != nil {
@@ -131,7 +129,7 @@ func TestSystemPage(t *testing.T) {
 	})
 
 	t.Run("a section without its source is left out", func(t *testing.T) {
-		e := startPage(t, "sqlite")
+		e := startBarePage(t)
 		b := e.browser()
 		e.login(b)
 		doc := e.get(b, "/system", http.StatusOK)

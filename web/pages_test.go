@@ -22,7 +22,7 @@ import (
 func TestPageLogin(t *testing.T) {
 	t.Run("no session goes to the login form", func(t *testing.T) {
 		e := startPage(t, "sqlite")
-		req, _ := http.NewRequest(http.MethodGet, e.ts.URL+"/", nil)
+		req, _ := http.NewRequest(http.MethodGet, e.url+"/", nil)
 		req.Header.Set("Accept", "text/html")
 		res, err := e.browser().Do(req)
 		if err != nil {
@@ -67,7 +67,7 @@ func TestPageLogin(t *testing.T) {
 			t.Fatal(err)
 		}
 		b := e.browser()
-		req, _ := http.NewRequest(http.MethodGet, e.ts.URL+"/login?token="+ticket, nil)
+		req, _ := http.NewRequest(http.MethodGet, e.url+"/login?token="+ticket, nil)
 		res, err := b.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -107,7 +107,7 @@ func TestPageLogin(t *testing.T) {
 		if res := e.postForm(b, "/logout", url.Values{"csrf": {csrf}}, nil); res.StatusCode != http.StatusSeeOther {
 			t.Fatalf("logout = %d", res.StatusCode)
 		}
-		req, _ := http.NewRequest(http.MethodGet, e.ts.URL+"/", nil)
+		req, _ := http.NewRequest(http.MethodGet, e.url+"/", nil)
 		res, err := b.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -176,7 +176,7 @@ func TestPageInbox(t *testing.T) {
 	})
 
 	t.Run("security headers", func(t *testing.T) {
-		res, err := b.Get(e.ts.URL + "/")
+		res, err := b.Get(e.url + "/")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -195,7 +195,7 @@ func TestPageInbox(t *testing.T) {
 	t.Run("static files are cached by content hash", func(t *testing.T) {
 		doc := e.get(b, "/", http.StatusOK)
 		css := doc.Find(`link[rel="stylesheet"]`).AttrOr("href", "")
-		res, err := b.Get(e.ts.URL + css)
+		res, err := b.Get(e.url + css)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -203,7 +203,7 @@ func TestPageInbox(t *testing.T) {
 		if res.StatusCode != http.StatusOK || !strings.Contains(res.Header.Get("Cache-Control"), "immutable") || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/css") {
 			t.Fatalf("%s = %d %q %q", css, res.StatusCode, res.Header.Get("Cache-Control"), res.Header.Get("Content-Type"))
 		}
-		req, _ := http.NewRequest(http.MethodGet, e.ts.URL+"/static/app.css", nil)
+		req, _ := http.NewRequest(http.MethodGet, e.url+"/static/app.css", nil)
 		req.Header.Set("If-None-Match", res.Header.Get("ETag"))
 		res, err = b.Do(req)
 		if err != nil {
@@ -214,7 +214,7 @@ func TestPageInbox(t *testing.T) {
 			t.Fatalf("revalidation = %d", res.StatusCode)
 		}
 		for _, p := range []string{"/static/vendor/htmx/htmx.min.js", "/static/vendor/htmx-ext-ws/ws.min.js", "/static/manifest.webmanifest", "/static/icons/icon-192.png"} {
-			res, err := b.Get(e.ts.URL + p)
+			res, err := b.Get(e.url + p)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -223,7 +223,7 @@ func TestPageInbox(t *testing.T) {
 				t.Errorf("%s = %d", p, res.StatusCode)
 			}
 		}
-		res, err = b.Get(e.ts.URL + "/static/static.go")
+		res, err = b.Get(e.url + "/static/static.go")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -392,7 +392,7 @@ func TestPageClicksAtOnce(t *testing.T) {
 	results := make(chan int, 2)
 	click := func(b *http.Client, csrf, decision string) {
 		f := url.Values{"csrf": {csrf}, "version": {strconv.Itoa(r.Version)}, "decision": {decision}}
-		req, _ := http.NewRequest(http.MethodPost, e.ts.URL+"/requests/"+r.ID+"/decide", strings.NewReader(f.Encode()))
+		req, _ := http.NewRequest(http.MethodPost, e.url+"/requests/"+r.ID+"/decide", strings.NewReader(f.Encode()))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		req.Header.Set("HX-Request", "true")
 		res, err := b.Do(req)

@@ -11,7 +11,7 @@ import (
 
 // Grants is what the pending-grant routes need of the store.
 type Grants interface {
-	CreatePending(ctx context.Context, p models.Principal, n models.NewGrant, hooks ...models.DecisionHook) (*models.Grant, *models.Request, error)
+	CreatePending(ctx context.Context, p models.Principal, n models.NewGrant) (*models.Grant, *models.Request, error)
 	GetGrant(ctx context.Context, owner, pendingID string) (*models.Grant, *models.Request, error)
 	ClaimGrant(ctx context.Context, p models.Principal, t models.Target) (*models.Grant, error)
 }

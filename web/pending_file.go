@@ -25,7 +25,7 @@ func (s *Server) filePending(c echo.Context) error {
 		// Capped, not refused: expires_at tells the middleware what it got.
 		n.MaxWait = min(time.Duration(min(*in.MaxWait, 1<<31))*time.Second, s.cfg.MaxPendingWait)
 	}
-	g, r, err := s.grants.CreatePending(c.Request().Context(), Principal(c), n, s.hooks...)
+	g, r, err := s.grants.CreatePending(c.Request().Context(), Principal(c), n)
 	if err != nil {
 		return err
 	}

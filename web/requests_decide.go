@@ -51,9 +51,9 @@ func (s *Server) Decide(c echo.Context, id string, in api.Decide) (*models.Reque
 	return s.DecideAs(c.Request().Context(), id, d)
 }
 
-// DecideAs records a decision with the server's decision hooks and counts it.
+// DecideAs records a decision and counts it.
 func (s *Server) DecideAs(ctx context.Context, id string, d models.Decision) (*models.Request, error) {
-	r, err := s.store.Decide(ctx, id, d, s.hooks...)
+	r, err := s.store.Decide(ctx, id, d)
 	s.metrics.countDecision(r, err)
 	return r, err
 }

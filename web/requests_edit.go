@@ -24,9 +24,8 @@ func (s *Server) patchRequest(c echo.Context) error {
 		opts := toModelOptions(*in.Options)
 		p.Options = &opts
 	}
-	// The rules judge the edit: a decision they take runs the server's hooks
-	// and is counted like any other.
-	r, err = s.store.PatchRequest(c.Request().Context(), r.ID, Principal(c), p, s.hooks...)
+	// The rules judge the edit: a decision they take is counted like any other.
+	r, err = s.store.PatchRequest(c.Request().Context(), r.ID, Principal(c), p)
 	if err != nil {
 		return err
 	}

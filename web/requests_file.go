@@ -51,10 +51,10 @@ func (s *Server) fileRequest(c echo.Context) error {
 }
 
 // FileRequest files a request for any route (API, MCP, pending grants): the rules
-// in force judge it in the store, and a rule's decision runs the server's
-// decision hooks and is counted like any other.
+// in force judge it in the store, and a rule's decision is counted like any
+// other.
 func (s *Server) FileRequest(ctx context.Context, p models.Principal, n models.NewRequest, idemKey string) (*models.Request, bool, error) {
-	r, created, err := s.store.CreateRequest(ctx, p, n, idemKey, s.hooks...)
+	r, created, err := s.store.CreateRequest(ctx, p, n, idemKey)
 	if err == nil && created && r.DecidedVia != nil && strings.HasPrefix(*r.DecidedVia, "rule:") {
 		s.metrics.countDecision(r, nil)
 	}

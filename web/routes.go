@@ -1,8 +1,13 @@
 package web
 
-import "github.com/gatehousehq/gatehouse/models"
+import (
+	"github.com/gatehousehq/gatehouse/models"
+	"github.com/labstack/echo/v4"
+)
 
-// routes lists every route in one place.
+// routes lists every route in one place: the JSON API, the push devices, the
+// runtimes and pending grants (when their stores are wired), MCP, metrics,
+// login, and the operator's page.
 func (s *Server) routes() {
 	e := s.echo
 	e.GET("/healthz", s.healthz)
@@ -24,7 +29,14 @@ func (s *Server) routes() {
 	v1.POST("/requests/:id/dismiss", s.dismissRequest, operator)
 	v1.GET("/requests/:id/audit", s.auditRequest, operator)
 	v1.GET("/rules", s.listRules, operator)
-	s.deviceRoutes(v1, operator)
+	if s.devices != nil { // phone and browser notifications
+		v1.GET("/devices", s.listDevices, operator)
+		v1.POST("/devices", s.registerDevice, operator)
+		v1.DELETE("/devices/:token", s.dropDevice, operator)
+		v1.GET("/webpush/key", s.webPushKey, operator)
+		v1.POST("/webpush/subscribe", s.subscribeWebPush, operator)
+		v1.POST("/webpush/unsubscribe", s.unsubscribeWebPush, operator)
+	}
 	if s.runtimes != nil && s.changes != nil {
 		v1.GET("/keys", s.getKeys)
 		v1.POST("/runtimes", s.registerRuntime, requireRoles(models.RoleRuntime))
@@ -46,4 +58,18 @@ func (s *Server) routes() {
 	// No session check on POST: logging in replaces any session, so it needs no CSRF token.
 	e.POST("/login", s.loginToken, s.limitLogins)
 	e.POST("/logout", s.logout, s.authenticate)
+
+	// The operator's page: static assets, the inbox, a request, the system
+	// page, the form posts and the live websocket.
+	e.Use(s.securityHeaders)
+	e.GET("/static/*", s.serveStatic)
+	e.HEAD("/static/*", s.serveStatic)
+	e.GET("/sw.js", s.serveServiceWorker)
+	page := []echo.MiddlewareFunc{s.pageErrors, s.authenticate, s.requirePageOperator}
+	e.GET("/", s.showInbox, page...)
+	e.GET("/requests/:id", s.showRequest, page...)
+	e.GET("/system", s.showSystem, page...)
+	e.POST("/requests/:id/decide", s.decideFromPage, page...)
+	e.POST("/requests/:id/dismiss", s.dismissFromPage, page...)
+	e.GET("/ws", s.connectPage, s.authenticate, operator)
 }

@@ -5,14 +5,13 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/gatehousehq/gatehouse/models/modelstest"
 	"github.com/gatehousehq/gatehouse/web"
-	"gorm.io/gorm"
+	"github.com/gatehousehq/gatehouse/web/webtest"
 )
 
 const webRules = `rules:
@@ -32,7 +31,6 @@ const webRules = `rules:
 type rulesServer struct {
 	url         string
 	agent, oper string
-	hooked      chan string
 	store       *models.Store
 }
 
@@ -44,14 +42,7 @@ func newRulesServer(t *testing.T, dialect, rules string) *rulesServer {
 		t.Fatal(err)
 	}
 	store.Rules = models.NewRuleSet(rs)
-	hooked := make(chan string, 4)
-	hook := func(tx *gorm.DB, r *models.Request) error { hooked <- r.ID; return nil }
-	srv, err := web.New(web.Config{BaseURL: "http://127.0.0.1"}, web.Deps{Store: store, Watcher: changes, Rules: store.Rules, DecisionHooks: []models.DecisionHook{hook}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(srv.Handler())
-	t.Cleanup(func() { srv.Close(); ts.Close() })
+	env := webtest.NewOn(t, store, changes, web.Config{})
 	_, agent, err := store.CreateToken(context.Background(), models.RoleAgent, "a1")
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +51,7 @@ func newRulesServer(t *testing.T, dialect, rules string) *rulesServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &rulesServer{url: ts.URL, agent: agent, oper: oper, hooked: hooked, store: store}
+	return &rulesServer{url: env.URL, agent: agent, oper: oper, store: store}
 }
 
 func call(t *testing.T, method, url, token, body string, out any) int {
@@ -111,9 +102,6 @@ func TestRulesOverHTTP(t *testing.T) {
 			code := call(t, "POST", s.url+"/v1/requests", s.agent, `{"title":"git","tool":"Bash","command":"git status",`+opts+`}`, &r)
 			if code != http.StatusCreated || r.Status != "resolved" || *r.Decision != "once" || *r.DecidedVia != "rule:git-read" || r.Version != 2 || r.Hold != nil {
 				t.Fatalf("%d %+v", code, r)
-			}
-			if id := <-s.hooked; id != r.ID {
-				t.Fatalf("the server's decision hooks did not run: %s", id)
 			}
 		})
 
@@ -215,9 +203,6 @@ func TestRulesJudgeEditsOverHTTP(t *testing.T) {
 		if code := call(t, "PATCH", s.url+"/v1/requests/"+r.ID, s.agent, `{"title": "drop the table", "default_option": "once"}`, &got); code != http.StatusOK ||
 			got.Status != "resolved" || *got.Decision != "deny" || *got.DecidedVia != "rule:no-drop" {
 			t.Fatalf("patch into a deny rule: %d %+v", code, got)
-		}
-		if id := <-s.hooked; id != r.ID {
-			t.Fatalf("hook ran for %s", id)
 		}
 	})
 }

@@ -77,7 +77,7 @@ func TestFeedWakesOnResync(t *testing.T) {
 		// listener reconnects), then the resync the reconnect makes.
 		quiet := *f.s
 		quiet.Announcer = nil
-		if _, err := quiet.Decide(bg, r.ID, models.Decision{Version: 1, Option: "once", By: "operator:o", Via: "api"}, quiet.ForwardHook()); err != nil {
+		if _, err := quiet.Decide(bg, r.ID, models.Decision{Version: 1, Option: "once", By: "operator:o", Via: "api"}); err != nil {
 			t.Fatal(err)
 		}
 		f.changes.Resync()

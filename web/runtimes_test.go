@@ -6,24 +6,36 @@ import (
 	"encoding/base64"
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/gatehousehq/gatehouse/api"
 
+	"github.com/gatehousehq/gatehouse/app"
 	"github.com/gatehousehq/gatehouse/client"
+	"github.com/gatehousehq/gatehouse/forward/forwardtest"
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/gatehousehq/gatehouse/models/modelstest"
 	"github.com/gatehousehq/gatehouse/web"
+	"github.com/gatehousehq/gatehouse/web/webtest"
 )
 
+var bg = context.Background()
+
+func next[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	return forwardtest.Next(t, ch, what)
+}
+
+// apiRig is the whole service through the ordinary test helper (the
+// production assembly), with its forwarder's attempts reported on attempts.
 type apiRig struct {
-	s       *models.Store
-	changes *models.Changes
-	key     *models.ServerKey
-	url     string
+	s        *models.Store
+	changes  *models.Changes
+	key      *models.ServerKey
+	url      string
+	attempts <-chan forwardtest.Attempt
 }
 
 // newAPI serves the whole API on a real HTTP server, wired as serve wires it.
@@ -35,19 +47,12 @@ func newAPI(t *testing.T, dialect string) *apiRig {
 // newAPIConfig is newAPI with server settings (test hooks).
 func newAPIConfig(t *testing.T, dialect string, cfg web.Config) *apiRig {
 	t.Helper()
-	s, changes := modelstest.Store(t, dialect)
-	key, err := s.SigningKey(bg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := web.New(cfg, web.Deps{Store: s, Watcher: changes, DecisionHooks: []models.DecisionHook{s.ForwardHook()},
-		Runtimes: s, Changes: changes})
-	if err != nil {
-		t.Fatal(err)
-	}
-	api := httptest.NewServer(srv.Handler())
-	t.Cleanup(func() { srv.Close(); api.Close() })
-	return &apiRig{s: s, changes: changes, key: key, url: api.URL}
+	events, attempted := forwardtest.Attempts()
+	e := webtest.NewApp(t, app.Config{Database: modelstest.URL(t, dialect), Web: cfg, Forward: app.ForwardConfig{
+		Backoff: time.Millisecond, MaxBackoff: 4 * time.Millisecond,
+		Attempted: attempted,
+	}})
+	return &apiRig{s: e.Store, changes: e.Changes, key: e.App.Key, url: e.URL, attempts: events}
 }
 
 func (g *apiRig) as(t *testing.T, role string) *client.Client {
@@ -157,15 +162,14 @@ func TestWaitersAreNotHeldForForwarding(t *testing.T) {
 			}
 			return rt.ID
 		}
-		rs := newRuntimeServer(t, g.key, register, nil, func(context.Context, api.Decision) error {
+		rs := forwardtest.NewRuntime(t, g.key, register, nil, func(context.Context, api.Decision) error {
 			entered <- struct{}{}
 			<-release // the runtime is slow to act
 			return nil
 		})
 		defer close(release)
-		rid := rs.runtimeID
-		events, stop := startForwarder(t, g.s, g.changes, g.key, time.Millisecond)
-		defer stop()
+		rid := rs.RuntimeID
+		events := g.attempts
 		r, err := rtc.File(bg, api.NewRequest{Title: "git push", Options: allowDeny(), RuntimeID: &rid}, "")
 		if err != nil {
 			t.Fatal(err)
@@ -189,8 +193,8 @@ func TestWaitersAreNotHeldForForwarding(t *testing.T) {
 			t.Fatalf("wait = %+v", w)
 		}
 		release <- struct{}{}
-		if e := next(t, events, "attempt"); e.a.State != models.ActuationDelivered {
-			t.Fatalf("attempt = %+v", e.a)
+		if e := next(t, events, "attempt"); e.A.State != models.ActuationDelivered {
+			t.Fatalf("attempt = %+v", e.A)
 		}
 		got, err := op.Get(bg, r.ID)
 		if err != nil || got.Actuation.State != models.ActuationDelivered || got.Actuation.Attempts != 1 || got.Version != 2 {

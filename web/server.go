@@ -18,14 +18,14 @@ import (
 
 // Store is what the web layer needs of the record.
 type Store interface {
-	// CreateRequest judges the new request by the rules in force; hooks run in a
-	// rule's decision.
-	CreateRequest(ctx context.Context, p models.Principal, n models.NewRequest, idemKey string, hooks ...models.DecisionHook) (*models.Request, bool, error)
+	// CreateRequest judges the new request by the rules in force. Every
+	// decision the store records writes its own forward outbox row.
+	CreateRequest(ctx context.Context, p models.Principal, n models.NewRequest, idemKey string) (*models.Request, bool, error)
 	GetRequest(ctx context.Context, id string) (*models.Request, error)
 	ListRequests(ctx context.Context, f models.ListFilter) ([]models.Request, string, error)
-	PatchRequest(ctx context.Context, id string, by models.Principal, p models.Patch, hooks ...models.DecisionHook) (*models.Request, error)
+	PatchRequest(ctx context.Context, id string, by models.Principal, p models.Patch) (*models.Request, error)
 	Withdraw(ctx context.Context, id string, by models.Principal, status string) (*models.Request, error)
-	Decide(ctx context.Context, id string, d models.Decision, hooks ...models.DecisionHook) (*models.Request, error)
+	Decide(ctx context.Context, id string, d models.Decision) (*models.Request, error)
 	AuditTrail(ctx context.Context, id string) ([]models.Audit, error)
 	CountOpen(ctx context.Context) (int64, error)
 	Authenticate(ctx context.Context, secret string) (*models.Token, error)
@@ -68,8 +68,6 @@ type Deps struct {
 	Store   Store
 	Watcher Watcher
 	DB      *gorm.DB // for readiness; may be nil
-	// DecisionHooks run inside every decision's transaction (forwarding's outbox).
-	DecisionHooks []models.DecisionHook
 	// Rules, when set, are shown at GET /v1/rules.
 	Rules RulesInForce
 	// Devices, when set, serves the push device routes (/v1/devices, /v1/webpush/…).
@@ -89,7 +87,6 @@ type Server struct {
 	store    Store
 	watcher  Watcher
 	db       *gorm.DB
-	hooks    []models.DecisionHook
 	runtimes RuntimeStore
 	changes  models.Subscriber
 	metrics  *metrics
@@ -133,7 +130,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 		return nil, models.Errorf(models.ECodeInvalid, "base URL %q is not an absolute URL", cfg.BaseURL)
 	}
 	s := &Server{
-		cfg: cfg, store: d.Store, watcher: d.Watcher, db: d.DB, hooks: d.DecisionHooks, rules: d.Rules, devices: d.Devices,
+		cfg: cfg, store: d.Store, watcher: d.Watcher, db: d.DB, rules: d.Rules, devices: d.Devices,
 		runtimes: d.Runtimes, changes: d.Changes, grants: d.Grants,
 		waiters: newWaiterCaps(cfg.MaxWaiters, cfg.MaxWaitersPerCaller),
 		baseURL: base, closing: make(chan struct{}),
@@ -147,14 +144,14 @@ func New(cfg Config, d Deps) (*Server, error) {
 	e.Use(middleware.Recover())
 	e.Use(middleware.BodyLimit(cfg.BodyLimit))
 	s.echo = e
-	s.routes()
 	feed := d.Changes
 	if feed == nil {
 		feed, _ = d.Watcher.(models.Subscriber)
 	}
-	if err := s.pageRoutes(feed); err != nil {
+	if err := s.setupPages(feed); err != nil {
 		return nil, err
 	}
+	s.routes()
 	return s, nil
 }
 
@@ -185,7 +182,8 @@ func (s *Server) BaseURL() string { return s.baseURL.String() }
 // secureCookies reports whether cookies must be Secure.
 func (s *Server) secureCookies() bool { return s.baseURL.Scheme == "https" }
 
-// healthz answers liveness and, when a database is wired, readiness.
+// healthz answers liveness and, when a database is wired, readiness: {"status":"ok"},
+// or the usual error shape with 503.
 func (s *Server) healthz(c echo.Context) error {
 	if s.db != nil {
 		ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
@@ -195,7 +193,7 @@ func (s *Server) healthz(c echo.Context) error {
 			err = sqlDB.PingContext(ctx)
 		}
 		if err != nil {
-			return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "detail": "database unreachable"})
+			return models.Errorf(codeUnavailable, "database unreachable")
 		}
 	}
 	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})

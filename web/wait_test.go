@@ -168,12 +168,11 @@ func TestWaitReleasedOnShutdown(t *testing.T) {
 	id := e.File(ag, nil)["id"].(string)
 	w := startWait(t, e, context.Background(), id, ag, "300")
 	ev.held(1)
-	e.Server.Close()
+	// Stopping the assembly, as serve does at a signal, answers the wait first.
+	e.Stop()
 	got := <-w
 	if got.status != 200 || got.body["timed_out"] != true {
 		t.Fatalf("%+v", got)
 	}
 	<-ended
-	e.HTTP.Close()
-	e.HTTP.Client().CloseIdleConnections()
 }

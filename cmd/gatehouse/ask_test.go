@@ -86,8 +86,11 @@ func TestAsk(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.Status != "cancelled" {
-			t.Fatalf("status %q, want cancelled", r.Status)
+		// The request expires when the wait times out, so the expiry sweeper
+		// (running, as in production) may settle it just before ask cancels it:
+		// either way it is no longer open.
+		if r.Status != "cancelled" && r.Status != "expired" {
+			t.Fatalf("status %q, want cancelled (or expired by the sweeper)", r.Status)
 		}
 	})
 	t.Run("a dismissed request exits 2", func(t *testing.T) {

@@ -14,8 +14,8 @@ import (
 const usage = `gatehouse: the operator's inbox for AI agents
 
 Usage:
-  gatehouse serve [--addr 127.0.0.1:8080] [--database sqlite:gatehouse.db|postgres://…] [--base-url URL] [--rules FILE]
-  gatehouse token create --role operator|runtime|agent --name NAME [--database URL]
+  gatehouse serve [--addr 127.0.0.1:8080] [--database sqlite:PATH|postgres://…] [--base-url URL] [--rules FILE]
+  gatehouse token create --role operator|runtime|agent --name NAME [--database URL] [--create]
   gatehouse token list [--database URL]
   gatehouse token revoke ID|NAME [--database URL]
   gatehouse rules check FILE
@@ -24,7 +24,10 @@ Usage:
   gatehouse runtime --name N [--machine M] [--callback-listen ADDR] [--pull] [--url URL] [--token T]
   gatehouse ask --title "…" [--option id:label:effect]… [--timeout 10m] [--json] [--url URL] [--token T]
   gatehouse hook claude-code [--timeout 5m] [--url URL] [--token T] < hook-input.json
+  gatehouse gate --upstream URL --sandbox ID [--listen 127.0.0.1:9000] [--rules gate.yaml] [--credential "H: $VAR"]… [--strip H]… [--max-body 10MiB] [--tls-cert F --tls-key F]
 
+The default database is gatehouse.db in $XDG_DATA_HOME/gatehouse (else
+~/.local/share/gatehouse); serve creates it, other commands need --create.
 Run "gatehouse COMMAND -h" for a command's flags.
 `
 
@@ -47,6 +50,7 @@ func commands() map[string]command {
 		"rules":   runRules,
 		"push":    runPush,
 		"runtime": runRuntime,
+		"gate":    runGate,
 	}
 }
 
@@ -62,14 +66,3 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	return cmd(ctx, args[1:], stdin, stdout, stderr)
 }
-
-// env returns the environment variable's value, or def.
-func env(name, def string) string {
-	if v, ok := os.LookupEnv(name); ok && v != "" {
-		return v
-	}
-	return def
-}
-
-// defaultDatabase is the embedded database every command uses by default.
-func defaultDatabase() string { return env("GATEHOUSE_DATABASE", "sqlite:gatehouse.db") }

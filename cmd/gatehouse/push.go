@@ -7,7 +7,7 @@ import (
 	"io"
 	"text/tabwriter"
 
-	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/app"
 	"github.com/gatehousehq/gatehouse/push"
 )
 
@@ -20,18 +20,18 @@ func runPush(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	}
 	fs := flag.NewFlagSet("push test", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	database := fs.String("database", defaultDatabase(), "database URL (GATEHOUSE_DATABASE)")
+	database, create := databaseFlags(fs)
 	baseURL := fs.String("base-url", env("GATEHOUSE_BASE_URL", "http://127.0.0.1:8080"), "public URL a tap opens (GATEHOUSE_BASE_URL)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
 	}
-	store, closeDB, err := openStore(*database, nil)
+	store, closeDB, err := openStore(*database, *create)
 	if err != nil {
 		fmt.Fprintln(stderr, "gatehouse:", err)
 		return 1
 	}
 	defer closeDB()
-	senders, _, closePush, err := pushSenders(ctx, store, *baseURL)
+	senders, _, closePush, err := app.PushSenders(ctx, store, *baseURL)
 	if err != nil {
 		fmt.Fprintln(stderr, "gatehouse:", err)
 		return 1
@@ -57,29 +57,4 @@ func runPush(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	}
 	w.Flush()
 	return code
-}
-
-// pushSenders builds the push senders from the environment: APNs when
-// GATEHOUSE_APNS_KEY_FILE is set (a bad APNs setting is an error, not a silent
-// no-op), Web Push always, with the keys kept in the database.
-func pushSenders(ctx context.Context, store *models.Store, baseURL string) (push.Senders, push.Config, func(), error) {
-	acfg, cfg, err := push.EnvConfig(nil)
-	if err != nil {
-		return push.Senders{}, cfg, nil, err
-	}
-	cfg.BaseURL = baseURL
-	keys, err := store.VAPIDKeys(ctx)
-	if err != nil {
-		return push.Senders{}, cfg, nil, fmt.Errorf("web push keys: %w", err)
-	}
-	s := push.Senders{WebPush: &push.WebPush{Keys: keys, Subject: push.VAPIDSubject(nil, baseURL)}}
-	closeFn := func() {}
-	if acfg.Enabled() {
-		a, err := push.NewAPNs(acfg)
-		if err != nil {
-			return push.Senders{}, cfg, nil, err
-		}
-		s.APNs, closeFn = a, a.Close
-	}
-	return s, cfg, closeFn, nil
 }

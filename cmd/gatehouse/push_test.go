@@ -37,7 +37,7 @@ func TestPushTest(t *testing.T) {
 		t.Setenv(k, v)
 	}
 	db := "sqlite:" + filepath.Join(dir, "g.db")
-	store, closeDB, err := openStore(db, nil)
+	store, closeDB, err := openStore(db, true)
 	if err != nil {
 		t.Fatal(err)
 	}

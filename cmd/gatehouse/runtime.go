@@ -34,7 +34,7 @@ func runRuntime(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 	publicURL := fs.String("callback-url", "", "the callback URL the server should call (default http://ADDR of --callback-listen)")
 	pull := fs.Bool("pull", false, "long-poll the decision feed (for runtimes behind NAT)")
 	cursorFile := fs.String("cursor-file", "", "with --pull: keep the feed cursor in FILE, to resume after a restart")
-	gone := fs.Bool("gone", false, "answer every pushed decision 409 (as a runtime that lost its live callback)")
+	gone := fs.Bool("gone", false, "answer every forwarded decision 409 (as a runtime that lost its live callback)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -82,7 +82,7 @@ func runRuntime(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 			return 1
 		}
 		h := &client.Handler{Keys: keys, RuntimeID: rt.ID, OnDecision: func(_ context.Context, d api.Decision) error {
-			out.print("push", d)
+			out.print("callback", d)
 			if *gone {
 				return client.ErrGone
 			}

@@ -4,16 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net/http/httptest"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/app"
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/gatehousehq/gatehouse/models/modelstest"
-	"github.com/gatehousehq/gatehouse/web"
 )
 
 // lines is an io.Writer that hands over each whole line written to it.
@@ -53,25 +52,25 @@ func nextLine(t *testing.T, l *lines, what string) string {
 var runtimeID = regexp.MustCompile(`rt_[0-9a-f]+`)
 
 func TestRuntimeCommand(t *testing.T) {
+	// The production assembly on a prepared store: its forwarder sends to the
+	// runtime's callback.
 	s, changes := modelstest.Store(t, "sqlite")
-	key, err := s.SigningKey(context.Background())
+	a, err := app.New(app.Config{Store: s, Changes: changes, Addr: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	hooks := []models.DecisionHook{s.ForwardHook()}
-	srv, err := web.New(web.Config{}, web.Deps{Store: s, Watcher: changes, DecisionHooks: hooks, Runtimes: s, Changes: changes})
-	if err != nil {
-		t.Fatal(err)
-	}
-	api := httptest.NewServer(srv.Handler())
-	defer api.Close()
-	defer srv.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	fw := &web.Forwarder{Store: s, Changes: changes, Key: key, Now: s.Now}
-	fwDone := make(chan struct{})
-	go func() { fw.Run(ctx); close(fwDone) }()
-	defer func() { cancel(); <-fwDone }()
+	ran := make(chan error, 1)
+	go func() { ran <- a.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-ran; err != nil {
+			t.Errorf("run: %v", err)
+		}
+		a.Close()
+	}()
+	api := struct{ URL string }{a.URL()}
 
 	tok, secret, err := s.CreateToken(ctx, models.RoleRuntime, "laptop")
 	if err != nil {
@@ -83,7 +82,7 @@ func TestRuntimeCommand(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Decide(ctx, r.ID, models.Decision{Version: 1, Option: "once", By: "operator:o", Via: "api"}, hooks...); err != nil {
+		if _, err := s.Decide(ctx, r.ID, models.Decision{Version: 1, Option: "once", By: "operator:o", Via: "api"}); err != nil {
 			t.Fatal(err)
 		}
 		return r.ID
@@ -134,7 +133,7 @@ func TestRuntimeCommand(t *testing.T) {
 			}
 			via := map[string]string{"--pull": "pull"}[mode[0]]
 			if via == "" {
-				via = "push"
+				via = "callback"
 			}
 			if got.Via != via || got.RequestID != id || got.Version != 2 || got.Decision != "once" {
 				t.Fatalf("printed %s", line)

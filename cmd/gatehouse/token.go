@@ -7,8 +7,6 @@ import (
 	"io"
 	"text/tabwriter"
 	"time"
-
-	"github.com/gatehousehq/gatehouse/models"
 )
 
 // runToken creates, lists and revokes tokens directly in the database, so it
@@ -21,14 +19,14 @@ func runToken(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	sub := args[0]
 	fs := flag.NewFlagSet("token "+sub, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	database := fs.String("database", defaultDatabase(), "database URL (GATEHOUSE_DATABASE)")
+	database, create := databaseFlags(fs)
 	role := fs.String("role", "", "operator, runtime or agent (create)")
 	name := fs.String("name", "", "a name for the token's holder (create)")
 	positional, err := parseInterspersed(fs, args[1:])
 	if err != nil {
 		return 2
 	}
-	store, closeDB, err := openStore(*database, nil)
+	store, closeDB, err := openStore(*database, *create)
 	if err != nil {
 		fmt.Fprintln(stderr, "gatehouse:", err)
 		return 1
@@ -74,25 +72,6 @@ func runToken(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		return 2
 	}
 	return 0
-}
-
-// openStore opens and migrates the database and returns a store announcing
-// through a (nil: announce nowhere, as the CLI's own writes need no waking).
-func openStore(url string, a models.Announcer) (*models.Store, func(), error) {
-	db, err := models.OpenDB(url)
-	if err != nil {
-		return nil, nil, err
-	}
-	closeDB := func() {
-		if sqlDB, err := db.DB(); err == nil {
-			sqlDB.Close()
-		}
-	}
-	if err := models.MigrateLocked(db); err != nil {
-		closeDB()
-		return nil, nil, fmt.Errorf("migrate: %w", err)
-	}
-	return models.NewStore(db, a), closeDB, nil
 }
 
 // parseInterspersed parses flags that may come before or after positional

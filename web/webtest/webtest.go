@@ -8,51 +8,76 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
+	"sync"
 	"testing"
 
+	"github.com/gatehousehq/gatehouse/app"
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/gatehousehq/gatehouse/models/modelstest"
 	"github.com/gatehousehq/gatehouse/web"
 )
 
-// Env is one running server and what it stands on.
+// Env is one running server and what it stands on: the production assembly
+// (app.New), so tests run the forwarder, sweepers, push router, runtimes,
+// grants and devices exactly as serve wires them.
 type Env struct {
 	T       testing.TB
+	App     *app.App
 	Store   *models.Store
 	Changes *models.Changes
 	Server  *web.Server
-	HTTP    *httptest.Server
-	URL     string
+	HTTP    *http.Client // a client for the server
+	URL     string       // where the server listens (127.0.0.1), whatever its public BaseURL
+
+	stop func()
 }
 
 // New starts a server on a fresh database of the dialect ("sqlite" or
 // "postgres"). cfg may be zero.
 func New(t testing.TB, dialect string, cfg web.Config) *Env {
 	t.Helper()
-	store, changes := modelstest.Store(t, dialect)
-	return NewOn(t, store, changes, cfg)
+	return NewApp(t, app.Config{Database: modelstest.URL(t, dialect), Web: cfg})
 }
 
 // NewOn starts a server on an existing store.
 func NewOn(t testing.TB, store *models.Store, changes *models.Changes, cfg web.Config) *Env {
 	t.Helper()
-	hs := httptest.NewUnstartedServer(nil)
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = "http://" + hs.Listener.Addr().String()
+	return NewApp(t, app.Config{Store: store, Changes: changes, Web: cfg})
+}
+
+// NewApp starts the service with a full configuration (forwarding hooks,
+// rules); Addr defaults to a free local port. It stops at the test's cleanup.
+func NewApp(t testing.TB, cfg app.Config) *Env {
+	t.Helper()
+	if cfg.Addr == "" {
+		cfg.Addr = "127.0.0.1:0"
 	}
-	srv, err := web.New(cfg, web.Deps{Store: store, Watcher: changes, DB: store.DB})
+	a, err := app.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs.Config.Handler = srv.Handler()
-	hs.Start()
-	t.Cleanup(func() {
-		srv.Close()
-		hs.Close()
-	})
-	return &Env{T: t, Store: store, Changes: changes, Server: srv, HTTP: hs, URL: hs.URL}
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- a.Run(ctx) }()
+	hc := &http.Client{Transport: &http.Transport{}}
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			if err := <-ran; err != nil {
+				t.Errorf("app run: %v", err)
+			}
+			hc.CloseIdleConnections()
+			a.Close()
+		})
+	}
+	t.Cleanup(stop)
+	return &Env{T: t, App: a, Store: a.Store, Changes: a.Changes, Server: a.Server, HTTP: hc, URL: "http://" + a.Addr().String(), stop: stop}
 }
+
+// Stop shuts the service down as serve does at a signal (waits released first,
+// then in-flight calls) and returns once it has stopped.
+func (e *Env) Stop() { e.stop() }
 
 // Token creates a token and returns its secret.
 func (e *Env) Token(role, name string) string {
@@ -99,7 +124,7 @@ func (e *Env) DoCtx(ctx context.Context, method, path, token string, body any) (
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := e.HTTP.Client().Do(req)
+	resp, err := e.HTTP.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return 0, nil

@@ -41,7 +41,8 @@ func Token(t testing.TB, bin, database, role, name string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), guard)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, bin, "token", "create", "--role", role, "--name", name, "--database", database)
+	// --create: a test may make its tokens before the first serve.
+	cmd := exec.CommandContext(ctx, bin, "token", "create", "--role", role, "--name", name, "--database", database, "--create")
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("token create %s: %v\n%s", role, err, stderr.String())

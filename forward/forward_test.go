@@ -1,10 +1,8 @@
-package web_test
+package forward_test
 
 import (
 	"context"
-	"crypto/ed25519"
 	"net/http"
-	"net/http/httptest"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -13,83 +11,27 @@ import (
 	"github.com/gatehousehq/gatehouse/api"
 
 	"github.com/gatehousehq/gatehouse/client"
+	"github.com/gatehousehq/gatehouse/forward"
+	"github.com/gatehousehq/gatehouse/forward/forwardtest"
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/gatehousehq/gatehouse/models/modelstest"
-	"github.com/gatehousehq/gatehouse/web"
 )
 
 var bg = context.Background()
 
-// capWait bounds every wait on an event, so a broken forwarder fails the test
-// instead of hanging it; it is not a timing assertion.
-const capWait = 20 * time.Second
-
-type attempt struct {
-	f models.Forward
-	a models.Attempt
-}
-
 func next[T any](t *testing.T, ch <-chan T, what string) T {
 	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(capWait):
-		t.Fatalf("no %s", what)
-		panic("unreachable")
-	}
+	return forwardtest.Next(t, ch, what)
 }
 
-// runtimeServer is a real HTTP server playing a runtime with client.Handler.
-// register registers the runtime with the server's callback URL and returns its
-// id (the handler accepts forwards for it only). before, when set, may answer a
-// call itself (return true) instead of the handler.
-type runtimeServer struct {
-	*httptest.Server
-	runtimeID string
-	calls     atomic.Int32
-	decisions chan api.Decision
-}
-
-func newRuntimeServer(t *testing.T, key *models.ServerKey, register func(callback string) string, before func(n int, w http.ResponseWriter, r *http.Request) bool, decide func(ctx context.Context, d api.Decision) error) *runtimeServer {
-	t.Helper()
-	rs := &runtimeServer{decisions: make(chan api.Decision, 16)}
-	h := &client.Handler{
-		Keys: map[string]ed25519.PublicKey{key.ID: ed25519.PublicKey(key.Public)},
-		OnDecision: func(ctx context.Context, d api.Decision) error {
-			if decide != nil {
-				if err := decide(ctx, d); err != nil {
-					return err
-				}
-			}
-			rs.decisions <- d
-			return nil
-		},
-	}
-	rs.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		n := int(rs.calls.Add(1))
-		if r.URL.Path != api.DecidePath {
-			http.NotFound(w, r)
-			return
-		}
-		if before != nil && before(n, w, r) {
-			return
-		}
-		h.ServeHTTP(w, r)
-	}))
-	t.Cleanup(rs.Close)
-	rs.runtimeID = register("http://" + rs.Listener.Addr().String())
-	h.RuntimeID = rs.runtimeID
-	rs.Start()
-	return rs
-}
+var newRuntimeServer = forwardtest.NewRuntime
 
 // startForwarder runs a forwarder with short backoffs; stop waits for it to end.
-func startForwarder(t *testing.T, s *models.Store, changes *models.Changes, key *models.ServerKey, backoff time.Duration) (<-chan attempt, func()) {
+func startForwarder(t *testing.T, s *models.Store, changes *models.Changes, key *models.ServerKey, backoff time.Duration) (<-chan forwardtest.Attempt, func()) {
 	t.Helper()
-	events := make(chan attempt, 64)
-	fw := &web.Forwarder{Store: s, Changes: changes, Key: key, Now: s.Now, Backoff: backoff, MaxBackoff: 4 * backoff,
-		Attempted: func(f models.Forward, a models.Attempt) { events <- attempt{f, a} }}
+	events, attempted := forwardtest.Attempts()
+	fw := &forward.Forwarder{Store: s, Changes: changes, Key: key, Now: s.Now, Backoff: backoff, MaxBackoff: 4 * backoff,
+		Attempted: attempted}
 	ctx, cancel := context.WithCancel(bg)
 	done := make(chan struct{})
 	go func() { fw.Run(ctx); close(done) }()
@@ -140,7 +82,7 @@ func (g *forwardRig) decided(t *testing.T, runtimeID string) *models.Request {
 		t.Fatal(err)
 	}
 	note := "go ahead"
-	r, err = g.s.Decide(bg, r.ID, models.Decision{Version: 1, Option: "once", Note: &note, By: "operator:o", Via: "api"}, g.s.ForwardHook())
+	r, err = g.s.Decide(bg, r.ID, models.Decision{Version: 1, Option: "once", Note: &note, By: "operator:o", Via: "api"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,13 +125,13 @@ func TestForwarder(t *testing.T) {
 			rs := newRuntimeServer(t, g.key, g.register(t), nil, nil)
 			events, stop := startForwarder(t, s, changes, g.key, time.Millisecond)
 			defer stop()
-			r := g.decided(t, rs.runtimeID)
-			got := next(t, rs.decisions, "decision at the runtime")
+			r := g.decided(t, rs.RuntimeID)
+			got := next(t, rs.Decisions, "decision at the runtime")
 			if got.RequestID != r.ID || got.Version != 2 || *got.Decision != "once" || *got.Note != "go ahead" {
 				t.Fatalf("runtime got %+v", got)
 			}
-			if e := next(t, events, "attempt"); e.a.State != models.ActuationDelivered || e.a.HTTPStatus != 200 {
-				t.Fatalf("attempt = %+v", e.a)
+			if e := next(t, events, "attempt"); e.A.State != models.ActuationDelivered || e.A.HTTPStatus != 200 {
+				t.Fatalf("attempt = %+v", e.A)
 			}
 			if state, n := g.actuation(t, r.ID); state != models.ActuationDelivered || n != 1 {
 				t.Fatalf("actuation = %s/%d", state, n)
@@ -203,9 +145,9 @@ func TestForwarder(t *testing.T) {
 			rs := newRuntimeServer(t, g.key, g.register(t), nil, func(context.Context, api.Decision) error { return client.ErrGone })
 			events, stop := startForwarder(t, s, changes, g.key, time.Millisecond)
 			defer stop()
-			r := g.decided(t, rs.runtimeID)
-			if e := next(t, events, "attempt"); e.a.State != models.ActuationConflict || e.a.HTTPStatus != 409 {
-				t.Fatalf("attempt = %+v", e.a)
+			r := g.decided(t, rs.RuntimeID)
+			if e := next(t, events, "attempt"); e.A.State != models.ActuationConflict || e.A.HTTPStatus != 409 {
+				t.Fatalf("attempt = %+v", e.A)
 			}
 			if state, n := g.actuation(t, r.ID); state != models.ActuationConflict || n != 1 {
 				t.Fatalf("actuation = %s/%d", state, n)
@@ -229,16 +171,16 @@ func TestForwarder(t *testing.T) {
 			}, nil)
 			events, stop := startForwarder(t, s, changes, g.key, time.Millisecond)
 			defer stop()
-			r := g.decided(t, rs.runtimeID)
+			r := g.decided(t, rs.RuntimeID)
 			first, second, third := next(t, events, "attempt 1"), next(t, events, "attempt 2"), next(t, events, "attempt 3")
-			if first.a.State != models.ActuationPending || first.a.HTTPStatus != 0 || first.a.Error == "" {
-				t.Fatalf("attempt 1 = %+v, want a network error retried", first.a)
+			if first.A.State != models.ActuationPending || first.A.HTTPStatus != 0 || first.A.Error == "" {
+				t.Fatalf("attempt 1 = %+v, want a network error retried", first.A)
 			}
-			if second.a.State != models.ActuationPending || second.a.HTTPStatus != 503 {
-				t.Fatalf("attempt 2 = %+v, want a 503 retried", second.a)
+			if second.A.State != models.ActuationPending || second.A.HTTPStatus != 503 {
+				t.Fatalf("attempt 2 = %+v, want a 503 retried", second.A)
 			}
-			if third.a.State != models.ActuationDelivered {
-				t.Fatalf("attempt 3 = %+v, want delivered", third.a)
+			if third.A.State != models.ActuationDelivered {
+				t.Fatalf("attempt 3 = %+v, want delivered", third.A)
 			}
 			if state, n := g.actuation(t, r.ID); state != models.ActuationDelivered || n != 3 {
 				t.Fatalf("actuation = %s/%d", state, n)
@@ -269,10 +211,10 @@ func TestForwarderGivesUpAtTheDeadline(t *testing.T) {
 		// A long backoff: the retry after the first failure lands at the deadline.
 		events, stop := startForwarder(t, s, changes, g.key, time.Hour)
 		defer stop()
-		r := g.decided(t, rs.runtimeID)
+		r := g.decided(t, rs.RuntimeID)
 		first := next(t, events, "attempt 1")
-		if first.a.State != models.ActuationPending || !first.a.NextAt.Equal(first.f.Deadline) {
-			t.Fatalf("attempt 1 = %+v, want a retry at the deadline %v", first.a, first.f.Deadline)
+		if first.A.State != models.ActuationPending || !first.A.NextAt.Equal(first.F.Deadline) {
+			t.Fatalf("attempt 1 = %+v, want a retry at the deadline %v", first.A, first.F.Deadline)
 		}
 		offset.Store(int64(models.MinForwardWindow + time.Minute))
 		// Any committed decision wakes the forwarder; it finds the row due.
@@ -283,8 +225,8 @@ func TestForwarderGivesUpAtTheDeadline(t *testing.T) {
 		if _, err := s.Decide(bg, other.ID, models.Decision{Version: 1, Option: "ok", By: "operator:o", Via: "api"}); err != nil {
 			t.Fatal(err)
 		}
-		if last := next(t, events, "attempt 2"); last.a.State != models.ActuationFailed {
-			t.Fatalf("attempt 2 = %+v, want failed", last.a)
+		if last := next(t, events, "attempt 2"); last.A.State != models.ActuationFailed {
+			t.Fatalf("attempt 2 = %+v, want failed", last.A)
 		}
 		if state, n := g.actuation(t, r.ID); state != models.ActuationFailed || n != 2 {
 			t.Fatalf("actuation = %s/%d", state, n)
@@ -330,7 +272,7 @@ func TestForwarderSurvivesRestart(t *testing.T) {
 			return nil
 		})
 		_, stop1 := startForwarder(t, s1, changes1, g.key, time.Millisecond)
-		r := g.decided(t, rs.runtimeID)
+		r := g.decided(t, rs.RuntimeID)
 		next(t, (<-chan struct{})(inFlight), "first call at the runtime")
 		stop1()
 		f, err := s1.ForwardOf(bg, r.ID, 2)
@@ -355,10 +297,10 @@ func TestForwarderSurvivesRestart(t *testing.T) {
 		}
 		events, stop2 := startForwarder(t, s2, changes2, key2, time.Millisecond)
 		defer stop2()
-		if e := next(t, events, "attempt after restart"); e.a.State != models.ActuationDelivered {
-			t.Fatalf("after restart: %+v", e.a)
+		if e := next(t, events, "attempt after restart"); e.A.State != models.ActuationDelivered {
+			t.Fatalf("after restart: %+v", e.A)
 		}
-		got := next(t, rs.decisions, "decision at the runtime")
+		got := next(t, rs.Decisions, "decision at the runtime")
 		if got.RequestID != r.ID || got.Version != 2 {
 			t.Fatalf("runtime got %+v", got)
 		}

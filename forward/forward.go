@@ -1,4 +1,6 @@
-package web
+// Package forward delivers decisions from the store's outbox to the callbacks
+// of the runtimes that asked, signed with the server's key.
+package forward
 
 import (
 	"bytes"
@@ -7,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -15,6 +16,8 @@ import (
 	"time"
 
 	"github.com/gatehousehq/gatehouse/api"
+
+	"github.com/gatehousehq/gatehouse/internal/retry"
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -28,7 +31,7 @@ type ForwardStore interface {
 	GetRuntime(ctx context.Context, id string) (*models.Runtime, error)
 }
 
-// Forwarder pushes decisions from the outbox to their runtimes' callbacks,
+// Forwarder sends decisions from the outbox to their runtimes' callbacks,
 // signed with the server's key. It wakes on a committed decision and on a timer
 // set to the next retry, never on a poll interval; it claims each row before
 // sending, so several processes on one database share the work. A row survives
@@ -41,7 +44,7 @@ type Forwarder struct {
 	// Now is the clock; it must be the store's, as due times are compared with it.
 	Now func() time.Time
 	// Backoff is the first retry delay, doubling per attempt up to MaxBackoff,
-	// with jitter (defaults 1s and 5m).
+	// with the shared jitter of internal/retry (defaults 1s and 5m).
 	Backoff    time.Duration
 	MaxBackoff time.Duration
 	// Lease is how long a claim holds (default 1m, above the HTTP timeout).
@@ -49,7 +52,7 @@ type Forwarder struct {
 	// MaxSleep bounds a sleep, for rows written by a replica whose announcement
 	// this process might not see (default 1m).
 	MaxSleep time.Duration
-	// Parallel is how many pushes may be in flight (default 8).
+	// Parallel is how many sends may be in flight (default 8).
 	Parallel int
 	// ID names this process in claims (default a random id).
 	ID string
@@ -63,7 +66,7 @@ type Forwarder struct {
 func (f *Forwarder) Instrument(reg prometheus.Registerer) error {
 	f.attempts = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "gatehouse_forward_attempts_total",
-		Help: "Pushes of decisions to runtimes, by result: delivered, conflict, pending (to be retried), failed.",
+		Help: "Sends of decisions to runtime callbacks, by result: delivered, conflict, pending (to be retried), failed.",
 	}, []string{"result"})
 	return reg.Register(f.attempts)
 }
@@ -95,7 +98,7 @@ func (f *Forwarder) defaults() {
 	}
 }
 
-// Run forwards until ctx ends, and returns once every push in flight has
+// Run forwards until ctx ends, and returns once every send in flight has
 // finished or been given back.
 func (f *Forwarder) Run(ctx context.Context) {
 	f.defaults()
@@ -157,7 +160,7 @@ func (f *Forwarder) sweep(ctx context.Context, slots chan struct{}, finished cha
 }
 
 // sleep is how long to wait before the next look: until the next due row, at
-// most MaxSleep; with every slot busy, a finished push wakes the loop instead.
+// most MaxSleep; with every slot busy, a finished send wakes the loop instead.
 func (f *Forwarder) sleep(ctx context.Context, busy bool) time.Duration {
 	if busy {
 		return f.MaxSleep
@@ -203,7 +206,7 @@ func (f *Forwarder) deliver(ctx context.Context, row models.Forward) {
 		if !now.Before(row.Deadline) {
 			a.State = models.ActuationFailed
 		} else {
-			a.State, a.NextAt = models.ActuationPending, minTime(now.Add(f.backoff(row.Attempts+1)), row.Deadline)
+			a.State, a.NextAt = models.ActuationPending, minTime(now.Add(retry.After(f.Backoff, f.MaxBackoff, row.Attempts+1)), row.Deadline)
 		}
 	}
 	// The outcome is recorded even if a stop begins now: the call was made.
@@ -255,17 +258,6 @@ func (f *Forwarder) send(ctx context.Context, row models.Forward, deliveryID str
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	return resp.StatusCode, nil
-}
-
-// backoff is the delay before attempt n+1: exponential, capped, with jitter in
-// its upper half so runtimes coming back up are not hit in lockstep.
-func (f *Forwarder) backoff(n int) time.Duration {
-	d := f.Backoff
-	for i := 1; i < n && d < f.MaxBackoff; i++ {
-		d *= 2
-	}
-	d = min(d, f.MaxBackoff)
-	return d/2 + rand.N(d/2+1)
 }
 
 func minTime(a, b time.Time) time.Time {

@@ -1,0 +1,80 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/push"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// ErrNoDatabase is returned by OpenStore when create is false and the SQLite
+// file does not exist yet.
+var ErrNoDatabase = errors.New("no database")
+
+// OpenStore opens and migrates the database a URL names and returns a store
+// announcing through a (nil: announce nowhere, as the CLI's own writes need no
+// waking) and the function that closes it. With create false a SQLite file
+// that does not exist is refused rather than made: a command run with the
+// wrong path must not make a second, empty database.
+func OpenStore(database string, a models.Announcer, create bool) (*models.Store, func(), error) {
+	if path, ok := models.SQLitePath(database); ok && !create {
+		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+			return nil, nil, fmt.Errorf("%w at %s: start `gatehouse serve` once, pass --database, or --create to make one here", ErrNoDatabase, path)
+		}
+	}
+	db, err := models.OpenDB(database)
+	if err != nil {
+		return nil, nil, err
+	}
+	closeDB := func() {
+		if sqlDB, err := db.DB(); err == nil {
+			sqlDB.Close()
+		}
+	}
+	if err := models.MigrateLocked(db); err != nil {
+		closeDB()
+		return nil, nil, fmt.Errorf("migrate: %w", err)
+	}
+	return models.NewStore(db, a), closeDB, nil
+}
+
+// PushSenders builds the push senders from the environment: APNs when
+// GATEHOUSE_APNS_KEY_FILE is set (a bad APNs setting is an error, not a silent
+// no-op), Web Push always, with the keys kept in the database.
+func PushSenders(ctx context.Context, store *models.Store, baseURL string) (push.Senders, push.Config, func(), error) {
+	acfg, cfg, err := push.EnvConfig(nil)
+	if err != nil {
+		return push.Senders{}, cfg, nil, err
+	}
+	cfg.BaseURL = baseURL
+	keys, err := store.VAPIDKeys(ctx)
+	if err != nil {
+		return push.Senders{}, cfg, nil, fmt.Errorf("web push keys: %w", err)
+	}
+	s := push.Senders{WebPush: &push.WebPush{Keys: keys, Subject: push.VAPIDSubject(nil, baseURL)}}
+	closeFn := func() {}
+	if acfg.Enabled() {
+		a, err := push.NewAPNs(acfg)
+		if err != nil {
+			return push.Senders{}, cfg, nil, err
+		}
+		s.APNs, closeFn = a, a.Close
+	}
+	return s, cfg, closeFn, nil
+}
+
+// countListens exports how often the listener (re)connected: a rising count
+// means the replica keeps losing its LISTEN connection and resyncing.
+func countListens(reg prometheus.Registerer, pg *models.PGAnnouncer) {
+	if pg == nil {
+		return
+	}
+	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "gatehouse_change_listens_total",
+		Help: "Times this replica's LISTEN connection was established (1 + reconnects); each one resyncs waiters and subscribers.",
+	}, func() float64 { return float64(pg.Listens()) }))
+}

@@ -1,0 +1,73 @@
+package gate
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/gatehousehq/gatehouse/client"
+)
+
+// exchange is one request as the gate judges it.
+type exchange struct {
+	body   []byte
+	path   string // escaped, as sent upstream
+	target client.PendingTarget
+	digest string
+}
+
+// read bounds and hashes the body and computes the grant's fields.
+func (g *Gate) read(w http.ResponseWriter, r *http.Request) (*exchange, bool) {
+	max := g.cfg.MaxBody
+	if r.ContentLength > max {
+		writeTooLarge(w, max)
+		return nil, false
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, max+1))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "invalid_input", "The request body could not be read.")
+		return nil, false
+	}
+	if int64(len(body)) > max {
+		writeTooLarge(w, max)
+		return nil, false
+	}
+	p := r.URL.EscapedPath()
+	if !strings.HasPrefix(p, "/") {
+		writeError(w, http.StatusBadRequest, "invalid_input", "The request's path must start with /.")
+		return nil, false
+	}
+	if hasDotSegment(p) {
+		// The upstream may resolve them to a path the rules did not judge.
+		writeError(w, http.StatusBadRequest, "invalid_input", "The request's path must not contain . or .. segments.")
+		return nil, false
+	}
+	sum := sha256.Sum256(body)
+	x := &exchange{body: body, path: g.base + p}
+	x.target = client.PendingTarget{Sandbox: g.cfg.Sandbox, Method: r.Method, Host: g.host, Port: g.port,
+		Path: x.path, Query: r.URL.RawQuery, BodySHA256: hex.EncodeToString(sum[:])}
+	x.digest = Digest(x.target)
+	return x, true
+}
+
+// hasDotSegment reports a "." or ".." path segment, escaped or not.
+func hasDotSegment(escaped string) bool {
+	for seg := range strings.SplitSeq(escaped, "/") {
+		if seg = strings.ReplaceAll(strings.ToLower(seg), "%2e", "."); seg == "." || seg == ".." {
+			return true
+		}
+	}
+	return false
+}
+
+// Digest is Gatehouse's digest of a grant's request (docs/pending.md), for the
+// gate's logs; Gatehouse computes its own.
+func Digest(t client.PendingTarget) string {
+	s := strings.Join([]string{"v1", t.Sandbox, strings.ToUpper(t.Method), strings.ToLower(t.Host),
+		strconv.Itoa(t.Port), t.Path, t.Query, strings.ToLower(t.BodySHA256)}, "\n")
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}

@@ -1,0 +1,72 @@
+package gate
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gatehousehq/gatehouse/client"
+)
+
+// WaitPrefix is where the gate answers the agent's wait for a grant. The wait
+// URL in Gatehouse's approval_pending body needs the gate's runtime token,
+// which the agent never holds; the gate serves the same reads here under a
+// reserved path (RFC 8615) that an upstream API does not use, with its own
+// token, and names the URL in the Gatehouse-Wait header of the 403.
+const WaitPrefix = "/.well-known/gatehouse/pending/"
+
+// WaitHeader names the gate's wait URL on an approval_pending answer.
+const WaitHeader = "Gatehouse-Wait"
+
+var pendingIDPattern = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+
+// serveWait answers GET WaitPrefix{id} and WaitPrefix{id}/wait?timeout=S from
+// Gatehouse. It only reads: nothing here can decide or release a grant.
+func (g *Gate) serveWait(w http.ResponseWriter, r *http.Request) {
+	rest := strings.TrimPrefix(r.URL.Path, WaitPrefix)
+	id, wait := strings.CutSuffix(rest, "/wait")
+	if r.Method != http.MethodGet || !pendingIDPattern.MatchString(id) {
+		writeError(w, http.StatusNotFound, "not_found", "Only GET "+WaitPrefix+"{pending_id}[/wait] is served here.")
+		return
+	}
+	var st *client.PendingStatus
+	var err error
+	if wait {
+		timeout := 60
+		if s := r.URL.Query().Get("timeout"); s != "" {
+			if timeout, err = strconv.Atoi(s); err != nil || timeout < 1 || timeout > 300 {
+				writeError(w, http.StatusBadRequest, "invalid_input", "timeout must be whole seconds from 1 to 300.")
+				return
+			}
+		}
+		st, err = g.cfg.Grants.WaitPending(r.Context(), id, time.Duration(timeout)*time.Second)
+	} else {
+		st, err = g.cfg.Grants.GetPending(r.Context(), id)
+	}
+	var ce *client.Error
+	switch {
+	case errors.As(err, &ce) && ce.Status == http.StatusNotFound:
+		writeError(w, http.StatusNotFound, "not_found", "No such pending grant.")
+	case err != nil:
+		if r.Context().Err() == nil {
+			g.log.Warn("gate wait failed", "pending_id", id, "err", err)
+			writeError(w, http.StatusBadGateway, "gatehouse_unavailable", "The gate could not reach Gatehouse; call again.")
+		}
+	default:
+		b, _ := json.Marshal(st)
+		writeJSON(w, http.StatusOK, b)
+	}
+}
+
+// waitURL is the gate's wait URL for a grant, as the agent reaches the gate.
+func waitURL(r *http.Request, id string) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host + WaitPrefix + id + "/wait"
+}
