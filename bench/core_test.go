@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/api"
+
 	"github.com/gatehousehq/gatehouse/client"
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/gatehousehq/gatehouse/web"
@@ -29,7 +31,7 @@ func BenchmarkDecideToRelease(b *testing.B) {
 			b.ResetTimer()
 			for range b.N {
 				b.StopTimer()
-				r, err := agent.File(ctx, client.NewRequest{Title: "bench", Options: []client.Option{{ID: "ok", Label: "OK", Effect: "allow"}}}, "")
+				r, err := agent.File(ctx, api.NewRequest{Title: "bench", Options: []api.Option{{ID: "ok", Label: "OK", Effect: "allow"}}}, "")
 				if err != nil {
 					b.Fatal(err)
 				}

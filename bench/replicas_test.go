@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/api"
+
 	"github.com/gatehousehq/gatehouse/client"
 	"github.com/gatehousehq/gatehouse/cmd/gatehouse/gatehousetest"
 	"github.com/gatehousehq/gatehouse/models"
@@ -75,15 +77,15 @@ type replicaRig struct {
 // resolved-to-release.
 func (r replicaRig) once(b *testing.B) (time.Duration, time.Duration) {
 	ctx := context.Background()
-	req, err := r.filer.File(ctx, client.NewRequest{
+	req, err := r.filer.File(ctx, api.NewRequest{
 		Title:   "bench",
-		Options: []client.Option{{ID: "once", Label: "Allow once", Effect: "allow"}, {ID: "deny", Label: "Deny", Effect: "deny"}},
+		Options: []api.Option{{ID: "once", Label: "Allow once", Effect: "allow"}, {ID: "deny", Label: "Deny", Effect: "deny"}},
 	}, "")
 	if err != nil {
 		b.Fatal(err)
 	}
 	type answer struct {
-		r   *client.Request
+		r   *api.Wait
 		err error
 		at  time.Time
 	}

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/api"
+
 	"github.com/gatehousehq/gatehouse/client"
 	"github.com/gatehousehq/gatehouse/cmd/gatehouse/gatehousetest"
 )
@@ -47,7 +49,7 @@ func BenchmarkIdleWaiters(b *testing.B) {
 		opToken := gatehousetest.Token(b, bin, database, "operator", "op")
 		op := client.New(g.URL(), opToken)
 		ctx := context.Background()
-		r, err := agent.File(ctx, client.NewRequest{Title: "bench", Options: []client.Option{{ID: "ok", Label: "OK", Effect: "allow"}}}, "")
+		r, err := agent.File(ctx, api.NewRequest{Title: "bench", Options: []api.Option{{ID: "ok", Label: "OK", Effect: "allow"}}}, "")
 		if err != nil {
 			b.Fatal(err)
 		}

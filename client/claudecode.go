@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/gatehousehq/gatehouse/api"
 )
 
 // Claude Code hook events the hook answers.
@@ -19,7 +21,7 @@ const (
 	EventPermissionRequest = "PermissionRequest"
 )
 
-// Option ids the hook offers; the decision is mapped back by effect, and
+// api.Option ids the hook offers; the decision is mapped back by effect, and
 // "project" (like OptionSession) also carries Claude Code's suggested rule.
 const (
 	OptionOnce    = "once"
@@ -101,10 +103,10 @@ func (in *ClaudeCodeHookInput) Title() string {
 	return truncate(t, maxHookTitle)
 }
 
-// NewRequest is the permission request the hook files. The request expires
+// api.NewRequest is the permission request the hook files. The request expires
 // with the hook's wait, so a hook killed by Claude Code leaves nothing open
 // for long.
-func (in *ClaudeCodeHookInput) NewRequest(wait time.Duration) NewRequest {
+func (in *ClaudeCodeHookInput) NewRequest(wait time.Duration) api.NewRequest {
 	opts := in.options()
 	ref := map[string]string{"session": in.SessionID, "cwd": in.Cwd, "transcript_path": in.TranscriptPath}
 	if in.ToolUseID != "" {
@@ -120,10 +122,11 @@ func (in *ClaudeCodeHookInput) NewRequest(wait time.Duration) NewRequest {
 			summary += ": " + d
 		}
 	}
-	return NewRequest{
+	expiresIn := int64((wait+time.Second-1)/time.Second) + hookExpiryMargin
+	return api.NewRequest{
 		Kind: "permission", Title: in.Title(), Summary: truncate(summary, 2000), Detail: prettyDetail(in.ToolInput),
 		Tool: in.ToolName, Command: in.Command(), Options: opts, Source: "session", SourceRef: ref,
-		ExpiresIn: int64((wait+time.Second-1)/time.Second) + hookExpiryMargin,
+		ExpiresIn: &expiresIn,
 	}
 }
 
@@ -171,7 +174,7 @@ type permissionRequestDecision struct {
 // Answer turns a settled record into the hook's output. Anything but an
 // allow or deny decision (expired, cancelled, dismissed) is no decision: the
 // fallback, so Claude Code asks in its own way.
-func (in *ClaudeCodeHookInput) Answer(r *Request) *ClaudeCodeHookOutput {
+func (in *ClaudeCodeHookInput) Answer(r *api.Request) *ClaudeCodeHookOutput {
 	effect := ""
 	if r.Status == "resolved" {
 		effect = r.Effect()

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/gatehousehq/gatehouse/api"
 )
 
 // maxRefile bounds how often a PermissionRequest is filed again when its key
@@ -49,7 +51,7 @@ func (c *Client) AnswerClaudeCodeHook(ctx context.Context, in *ClaudeCodeHookInp
 // twice in one prompt, told apart only by tool_use_id, which PermissionRequest
 // lacks) is not this call's answer: "Allow once" was for that call, so the
 // request is filed again under a key chained to the old record.
-func (c *Client) fileHookRequest(ctx context.Context, in *ClaudeCodeHookInput, wait time.Duration) (*Request, error) {
+func (c *Client) fileHookRequest(ctx context.Context, in *ClaudeCodeHookInput, wait time.Duration) (*api.Request, error) {
 	key := in.IdempotencyKey()
 	for range maxRefile {
 		r, created, err := c.FileCreated(ctx, in.NewRequest(wait), key)
@@ -63,7 +65,7 @@ func (c *Client) fileHookRequest(ctx context.Context, in *ClaudeCodeHookInput, w
 
 // withdraw cancels a request the hook stopped waiting for. When a decision
 // landed first, it returns that record: the operator's answer still counts.
-func (c *Client) withdraw(id string) *Request {
+func (c *Client) withdraw(id string) *api.Request {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_, err := c.Cancel(ctx, id)

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"unicode"
+
+	"github.com/gatehousehq/gatehouse/api"
 )
 
 // OptionSession allows the call and adds Claude Code's suggested rule for the
@@ -47,7 +49,7 @@ var settingsFile = map[string]string{
 // scope is one rule-saving option: its option, and the exact
 // updatedPermissions the hook hands back when the operator picks it.
 type scope struct {
-	option  Option
+	option  api.Option
 	updates []json.RawMessage
 }
 
@@ -109,7 +111,7 @@ func (in *ClaudeCodeHookInput) sessionScope() (scope, bool) {
 	if err != nil {
 		return scope{}, false
 	}
-	return scope{option: Option{ID: OptionSession, Label: label, Effect: "allow"}, updates: []json.RawMessage{update}}, true
+	return scope{option: api.Option{ID: OptionSession, Label: label, Effect: "allow"}, updates: []json.RawMessage{update}}, true
 }
 
 // projectScope is "Allow for project": Claude Code's own suggestions for the
@@ -134,20 +136,20 @@ func (in *ClaudeCodeHookInput) projectScope() (scope, bool) {
 	if len(updates) == 0 || len(label) > maxOptionLabel {
 		return scope{}, false
 	}
-	return scope{option: Option{ID: OptionProject, Label: label, Effect: "allow"}, updates: updates}, true
+	return scope{option: api.Option{ID: OptionProject, Label: label, Effect: "allow"}, updates: updates}, true
 }
 
 // options are what the operator is offered: once, the scopes Claude Code's
 // suggestions make possible, and deny.
-func (in *ClaudeCodeHookInput) options() []Option {
-	opts := []Option{{ID: OptionOnce, Label: "Allow once", Effect: "allow"}}
+func (in *ClaudeCodeHookInput) options() []api.Option {
+	opts := []api.Option{{ID: OptionOnce, Label: "Allow once", Effect: "allow"}}
 	if s, ok := in.sessionScope(); ok {
 		opts = append(opts, s.option)
 	}
 	if s, ok := in.projectScope(); ok {
 		opts = append(opts, s.option)
 	}
-	return append(opts, Option{ID: OptionDeny, Label: "Deny", Effect: "deny"})
+	return append(opts, api.Option{ID: OptionDeny, Label: "Deny", Effect: "deny"})
 }
 
 // updatesFor is what an allow with the option saves in Claude Code: nothing
@@ -170,7 +172,7 @@ func (in *ClaudeCodeHookInput) updatesFor(option string) []json.RawMessage {
 // filedAs reports whether the record still says what the hook filed: the
 // filer can edit an open request (PATCH), and an operator's decision counts
 // only for the prompt, options and labels the hook itself wrote.
-func (in *ClaudeCodeHookInput) filedAs(r *Request) bool {
+func (in *ClaudeCodeHookInput) filedAs(r *api.Request) bool {
 	want := in.NewRequest(0)
 	if r.Kind != want.Kind || r.Title != want.Title || r.Summary != want.Summary || r.Detail != want.Detail ||
 		r.Tool != want.Tool || r.Command != want.Command || len(r.Options) != len(want.Options) {

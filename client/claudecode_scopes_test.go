@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/client"
 )
 
@@ -24,10 +25,10 @@ func permissionInput(t *testing.T, suggestions string) *client.ClaudeCodeHookInp
 }
 
 // decided is the record the server would return after the operator chose option.
-func decided(in *client.ClaudeCodeHookInput, option string) *client.Request {
+func decided(in *client.ClaudeCodeHookInput, option string) *api.Request {
 	n := in.NewRequest(time.Minute)
 	by := "operator:alice"
-	return &client.Request{ID: "req_1", Kind: n.Kind, Status: "resolved", Title: n.Title, Summary: n.Summary, Detail: n.Detail,
+	return &api.Request{ID: "req_1", Kind: n.Kind, Status: "resolved", Title: n.Title, Summary: n.Summary, Detail: n.Detail,
 		Tool: n.Tool, Command: n.Command, Options: n.Options, Decision: &option, DecidedBy: &by}
 }
 

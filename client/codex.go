@@ -9,6 +9,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/gatehousehq/gatehouse/api"
 )
 
 // CodexHookInput is Codex's command-hook input (JSON on stdin) for the two
@@ -87,10 +89,10 @@ func (in *CodexHookInput) Title() string {
 	return truncate(in.ToolName+": "+cmd, maxHookTitle)
 }
 
-// NewRequest is the sealed permission request the hook files; it expires with
+// api.NewRequest is the sealed permission request the hook files; it expires with
 // the hook's wait, so a hook Codex killed leaves nothing open for long.
-func (in *CodexHookInput) NewRequest(wait time.Duration) NewRequest {
-	opts := []Option{{ID: OptionOnce, Label: "Allow once", Effect: "allow"}, {ID: OptionDeny, Label: "Deny", Effect: "deny"}}
+func (in *CodexHookInput) NewRequest(wait time.Duration) api.NewRequest {
+	opts := []api.Option{{ID: OptionOnce, Label: "Allow once", Effect: "allow"}, {ID: OptionDeny, Label: "Deny", Effect: "deny"}}
 	ref := map[string]string{"session": in.SessionID, "cwd": in.Cwd}
 	if in.TurnID != "" {
 		ref["turn"] = in.TurnID
@@ -110,10 +112,11 @@ func (in *CodexHookInput) NewRequest(wait time.Duration) NewRequest {
 		// approval policy go on, which may still ask.
 		summary += " (before the call: Allow lets Codex's own approval policy decide)"
 	}
-	return NewRequest{
+	expiresIn := int64((wait+time.Second-1)/time.Second) + hookExpiryMargin
+	return api.NewRequest{
 		Kind: "permission", Title: in.Title(), Summary: truncate(summary, 2000), Detail: prettyDetail(in.ToolInput),
 		Tool: in.ToolName, Command: in.command, Options: opts, Source: "session", SourceRef: ref,
-		ExpiresIn: int64((wait+time.Second-1)/time.Second) + hookExpiryMargin,
+		ExpiresIn: &expiresIn,
 	}
 }
 
@@ -160,7 +163,7 @@ type codexPermissionRequestDecision struct {
 // allowed: only a resolved record whose decision is an allow option counts.
 // filed is the record the filing answered, so a check that the decision was
 // made on what was filed belongs here too.
-func CodexDecision(filed, final *Request) string {
+func CodexDecision(filed, final *api.Request) string {
 	if filed == nil || final == nil || final.ID != filed.ID || final.Status != "resolved" {
 		return ""
 	}
@@ -174,7 +177,7 @@ func CodexDecision(filed, final *Request) string {
 // Answer turns a settled record into the hook's output; nil means print
 // nothing, so Codex falls back to its own prompt. PreToolUse can only deny:
 // Codex refuses an allow there, so an allow prints nothing too.
-func (in *CodexHookInput) Answer(filed, final *Request) *CodexHookOutput {
+func (in *CodexHookInput) Answer(filed, final *api.Request) *CodexHookOutput {
 	effect := CodexDecision(filed, final)
 	if effect == "" || (effect == "allow" && in.HookEventName == EventPreToolUse) {
 		return nil
@@ -190,7 +193,7 @@ func (in *CodexHookInput) Answer(filed, final *Request) *CodexHookOutput {
 }
 
 // decisionReason is the operator's note, else who decided.
-func decisionReason(r *Request, effect string) string {
+func decisionReason(r *api.Request, effect string) string {
 	if r.Note != nil && strings.TrimSpace(*r.Note) != "" {
 		return *r.Note
 	}

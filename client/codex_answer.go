@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/gatehousehq/gatehouse/api"
 )
 
 // AnswerCodexHook files the hook's permission request, waits up to wait for
@@ -44,7 +46,7 @@ func (c *Client) AnswerCodexHook(ctx context.Context, in *CodexHookInput, wait t
 // tool_use_id (PermissionRequest) that names a request already settled for an
 // earlier call (the same command twice in one turn) is filed again under a
 // key chained to the old record: "Allow once" was for that call.
-func (c *Client) fileCodexRequest(ctx context.Context, in *CodexHookInput, wait time.Duration) (*Request, error) {
+func (c *Client) fileCodexRequest(ctx context.Context, in *CodexHookInput, wait time.Duration) (*api.Request, error) {
 	key := in.IdempotencyKey()
 	for range maxRefile {
 		r, created, err := c.FileCreated(ctx, in.NewRequest(wait), key)

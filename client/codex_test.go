@@ -3,26 +3,27 @@ package client_test
 import (
 	"testing"
 
+	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/client"
 )
 
 func TestCodexDecision(t *testing.T) {
 	once, deny := "once", "deny"
-	opts := []client.Option{{ID: "once", Label: "Allow once", Effect: "allow"}, {ID: "deny", Label: "Deny", Effect: "deny"}}
-	filed := &client.Request{ID: "req_1", Status: "open", Options: opts}
+	opts := []api.Option{{ID: "once", Label: "Allow once", Effect: "allow"}, {ID: "deny", Label: "Deny", Effect: "deny"}}
+	filed := &api.Request{ID: "req_1", Status: "open", Options: opts}
 	for _, c := range []struct {
 		name  string
-		final *client.Request
+		final *api.Request
 		want  string
 	}{
-		{"allowed", &client.Request{ID: "req_1", Status: "resolved", Decision: &once, Options: opts}, "allow"},
-		{"denied", &client.Request{ID: "req_1", Status: "resolved", Decision: &deny, Options: opts}, "deny"},
-		{"expired", &client.Request{ID: "req_1", Status: "expired", Options: opts}, ""},
-		{"cancelled", &client.Request{ID: "req_1", Status: "cancelled", Options: opts}, ""},
-		{"dismissed", &client.Request{ID: "req_1", Status: "dismissed", Options: opts}, ""},
+		{"allowed", &api.Request{ID: "req_1", Status: "resolved", Decision: &once, Options: opts}, "allow"},
+		{"denied", &api.Request{ID: "req_1", Status: "resolved", Decision: &deny, Options: opts}, "deny"},
+		{"expired", &api.Request{ID: "req_1", Status: "expired", Options: opts}, ""},
+		{"cancelled", &api.Request{ID: "req_1", Status: "cancelled", Options: opts}, ""},
+		{"dismissed", &api.Request{ID: "req_1", Status: "dismissed", Options: opts}, ""},
 		{"still open", filed, ""},
-		{"another request's allow", &client.Request{ID: "req_2", Status: "resolved", Decision: &once, Options: opts}, ""},
-		{"an option that is not offered", &client.Request{ID: "req_1", Status: "resolved", Decision: new(string), Options: opts}, ""},
+		{"another request's allow", &api.Request{ID: "req_2", Status: "resolved", Decision: &once, Options: opts}, ""},
+		{"an option that is not offered", &api.Request{ID: "req_1", Status: "resolved", Decision: new(string), Options: opts}, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if got := client.CodexDecision(filed, c.final); got != c.want {

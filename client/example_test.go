@@ -8,7 +8,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/gatehousehq/gatehouse/client"
+	"github.com/gatehousehq/gatehouse/api"
 )
 
 // The worked example in docs/forwarding.md is this program's output: a real
@@ -20,17 +20,17 @@ func ExampleSign() {
 	body := []byte(`{"requestId":"req_4f9e38b934e1dd287ffc7d62","version":2,"decision":"once","answer":null,"note":"go ahead"}`)
 	at := time.Unix(1796000000, 0)
 	h := http.Header{}
-	client.Sign(h, key, "key_0f1fbf452459370c5757a422", http.MethodPost, client.DecidePath, at, "dlv_1f3e98088b6fe99bd95e68bd", "rt_9a2a2185086a4a9a843b2c1f", body)
+	api.Sign(h, key, "key_0f1fbf452459370c5757a422", http.MethodPost, api.DecidePath, at, "dlv_1f3e98088b6fe99bd95e68bd", "rt_9a2a2185086a4a9a843b2c1f", body)
 
 	fmt.Println("public key:", base64.StdEncoding.EncodeToString(pub))
-	fmt.Printf("signing string:\n%s\n", client.SigningString(http.MethodPost, client.DecidePath, at.Unix(), "dlv_1f3e98088b6fe99bd95e68bd", "rt_9a2a2185086a4a9a843b2c1f", body))
-	for _, k := range []string{client.HeaderKeyID, client.HeaderTimestamp, client.HeaderDelivery, client.HeaderRuntime, client.HeaderSignature} {
+	fmt.Printf("signing string:\n%s\n", api.SigningString(http.MethodPost, api.DecidePath, at.Unix(), "dlv_1f3e98088b6fe99bd95e68bd", "rt_9a2a2185086a4a9a843b2c1f", body))
+	for _, k := range []string{api.HeaderKeyID, api.HeaderTimestamp, api.HeaderDelivery, api.HeaderRuntime, api.HeaderSignature} {
 		fmt.Printf("%s: %s\n", k, h.Get(k))
 	}
 	keys := map[string]ed25519.PublicKey{"key_0f1fbf452459370c5757a422": pub}
-	_, err := client.Verify(h, keys, "rt_9a2a2185086a4a9a843b2c1f", http.MethodPost, client.DecidePath, body, at, 5*time.Minute)
+	_, err := api.Verify(h, keys, "rt_9a2a2185086a4a9a843b2c1f", http.MethodPost, api.DecidePath, body, at, 5*time.Minute)
 	fmt.Println("verified:", err == nil)
-	_, err = client.Verify(h, keys, "rt_0c3d4b1e2f5a6978d0e1f2a3", http.MethodPost, client.DecidePath, body, at, 5*time.Minute)
+	_, err = api.Verify(h, keys, "rt_0c3d4b1e2f5a6978d0e1f2a3", http.MethodPost, api.DecidePath, body, at, 5*time.Minute)
 	fmt.Println("at another runtime:", err)
 	// Output:
 	// public key: ijchZNWsD8gIQNptKP2IldjJIcXEzzJ8MfhqvkXanx0=

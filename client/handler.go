@@ -10,19 +10,9 @@ import (
 	"net/url"
 	"sync"
 	"time"
-)
 
-// Decision is one decision forwarded to a runtime, pushed or pulled.
-// (RequestID, Version) identifies it: a runtime applies each at most once.
-type Decision struct {
-	RequestID string     `json:"requestId"`
-	Version   int        `json:"version"`
-	Decision  *string    `json:"decision"`
-	Answer    *string    `json:"answer"`
-	Note      *string    `json:"note"`
-	DecidedAt *time.Time `json:"decided_at,omitempty"` // pull feed only
-	Cursor    string     `json:"cursor,omitempty"`     // pull feed only: resume after this one
-}
+	"github.com/gatehousehq/gatehouse/api"
+)
 
 // ErrGone is what a Handler's callback returns when it no longer holds the live
 // prompt for the request (the agent's session restarted). The server is told
@@ -43,7 +33,7 @@ type Handler struct {
 	// signed for any other runtime is refused, so a forward captured at one
 	// runtime cannot be replayed to another.
 	RuntimeID  string
-	OnDecision func(ctx context.Context, d Decision) error
+	OnDecision func(ctx context.Context, d api.Decision) error
 	// Window is how far a signature's timestamp may be from now (default 5 minutes).
 	Window time.Duration
 	// Remember is how long the version accepted for a request is kept, for
@@ -83,12 +73,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now, window := h.now(), h.window()
-	signed, err := Verify(r.Header, h.Keys, h.RuntimeID, r.Method, signedPath(r), body, now, window)
+	signed, err := api.Verify(r.Header, h.Keys, h.RuntimeID, r.Method, signedPath(r), body, now, window)
 	if err != nil {
 		answer(w, http.StatusUnauthorized, handlerAnswer{Error: "bad_signature", Detail: err.Error()})
 		return
 	}
-	var d Decision
+	var d api.Decision
 	if err := json.Unmarshal(body, &d); err != nil || d.RequestID == "" || d.Version <= 0 {
 		answer(w, http.StatusBadRequest, handlerAnswer{Error: "invalid_input", Detail: "want {requestId, version, decision, answer, note}"})
 		return
@@ -113,7 +103,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // admit checks the delivery id and version under the lock and, when the
 // decision is new, records both before the callback runs, so two concurrent
 // deliveries of one decision hand it over once. A non-zero status is a refusal.
-func (h *Handler) admit(s Signed, d Decision, now time.Time, window time.Duration) (prev int, status int, a handlerAnswer) {
+func (h *Handler) admit(s api.Signed, d api.Decision, now time.Time, window time.Duration) (prev int, status int, a handlerAnswer) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.seen.forget(now)
@@ -136,7 +126,7 @@ func (h *Handler) admit(s Signed, d Decision, now time.Time, window time.Duratio
 }
 
 // undo forgets a version whose callback failed, so a retry can hand it over.
-func (h *Handler) undo(d Decision, prev int, now time.Time, window time.Duration) {
+func (h *Handler) undo(d api.Decision, prev int, now time.Time, window time.Duration) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if v, ok := h.accepted.get(d.RequestID); ok && v == d.Version {

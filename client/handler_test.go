@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/api"
+
 	"github.com/gatehousehq/gatehouse/client"
 )
 
@@ -27,7 +29,7 @@ type runtimeUnderTest struct {
 	h    *client.Handler
 	srv  *httptest.Server
 	mu   sync.Mutex
-	got  []client.Decision
+	got  []api.Decision
 	gone bool
 }
 
@@ -36,7 +38,7 @@ const here = "rt_here"
 
 func newRuntime(t *testing.T, keys map[string]ed25519.PublicKey, now func() time.Time) *runtimeUnderTest {
 	rt := &runtimeUnderTest{}
-	rt.h = &client.Handler{Keys: keys, RuntimeID: here, Now: now, OnDecision: func(_ context.Context, d client.Decision) error {
+	rt.h = &client.Handler{Keys: keys, RuntimeID: here, Now: now, OnDecision: func(_ context.Context, d api.Decision) error {
 		rt.mu.Lock()
 		defer rt.mu.Unlock()
 		if rt.gone {
@@ -46,7 +48,7 @@ func newRuntime(t *testing.T, keys map[string]ed25519.PublicKey, now func() time
 		return nil
 	}}
 	mux := http.NewServeMux()
-	mux.Handle("POST "+client.DecidePath, rt.h)
+	mux.Handle("POST "+api.DecidePath, rt.h)
 	rt.srv = httptest.NewServer(mux)
 	t.Cleanup(rt.srv.Close)
 	return rt
@@ -59,20 +61,20 @@ func (rt *runtimeUnderTest) handed() int {
 }
 
 // signed builds a forward to the runtime under test as the server sends it.
-func signed(t *testing.T, url string, key ed25519.PrivateKey, keyID string, at time.Time, delivery string, d client.Decision) *http.Request {
+func signed(t *testing.T, url string, key ed25519.PrivateKey, keyID string, at time.Time, delivery string, d api.Decision) *http.Request {
 	t.Helper()
 	return signedFor(t, url, here, key, keyID, at, delivery, d)
 }
 
 // signedFor builds a forward to the runtime runtimeID.
-func signedFor(t *testing.T, url, runtimeID string, key ed25519.PrivateKey, keyID string, at time.Time, delivery string, d client.Decision) *http.Request {
+func signedFor(t *testing.T, url, runtimeID string, key ed25519.PrivateKey, keyID string, at time.Time, delivery string, d api.Decision) *http.Request {
 	t.Helper()
 	body, _ := json.Marshal(d)
-	req, err := http.NewRequest(http.MethodPost, url+client.DecidePath, bytes.NewReader(body))
+	req, err := http.NewRequest(http.MethodPost, url+api.DecidePath, bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
-	client.Sign(req.Header, key, keyID, http.MethodPost, client.DecidePath, at, delivery, runtimeID, body)
+	api.Sign(req.Header, key, keyID, http.MethodPost, api.DecidePath, at, delivery, runtimeID, body)
 	return req
 }
 
@@ -92,8 +94,8 @@ func TestHandler(t *testing.T) {
 	now := time.Unix(1_790_000_000, 0)
 	rt := newRuntime(t, keys, func() time.Time { return now })
 	allow := "once"
-	d := func(id string, v int) client.Decision {
-		return client.Decision{RequestID: id, Version: v, Decision: &allow}
+	d := func(id string, v int) api.Decision {
+		return api.Decision{RequestID: id, Version: v, Decision: &allow}
 	}
 
 	t.Run("a signed decision is handed over", func(t *testing.T) {
@@ -111,7 +113,7 @@ func TestHandler(t *testing.T) {
 			t.Fatalf("forged: status %d, want 401", code)
 		}
 		req := signed(t, rt.srv.URL, server, "key_1", now, "dlv_3", d("req_b", 2))
-		tampered, _ := json.Marshal(client.Decision{RequestID: "req_b", Version: 2})
+		tampered, _ := json.Marshal(api.Decision{RequestID: "req_b", Version: 2})
 		req.Body, req.ContentLength = httpBody(tampered), int64(len(tampered))
 		if code := send(t, req); code != http.StatusUnauthorized {
 			t.Fatalf("tampered body: status %d, want 401", code)
@@ -119,7 +121,7 @@ func TestHandler(t *testing.T) {
 		if code := send(t, signed(t, rt.srv.URL, server, "key_unknown", now, "dlv_4", d("req_b", 2))); code != http.StatusUnauthorized {
 			t.Fatalf("unknown key: status %d, want 401", code)
 		}
-		unsigned, _ := http.NewRequest(http.MethodPost, rt.srv.URL+client.DecidePath, bytes.NewReader([]byte(`{"requestId":"req_b","version":2}`)))
+		unsigned, _ := http.NewRequest(http.MethodPost, rt.srv.URL+api.DecidePath, bytes.NewReader([]byte(`{"requestId":"req_b","version":2}`)))
 		if code := send(t, unsigned); code != http.StatusUnauthorized {
 			t.Fatalf("unsigned: status %d, want 401", code)
 		}
@@ -134,12 +136,12 @@ func TestHandler(t *testing.T) {
 			t.Fatalf("signed for another runtime: status %d, want 401", code)
 		}
 		relabelled := signedFor(t, rt.srv.URL, "rt_elsewhere", server, "key_1", now, "dlv_21", d("req_x", 2))
-		relabelled.Header.Set(client.HeaderRuntime, here)
+		relabelled.Header.Set(api.HeaderRuntime, here)
 		if code := send(t, relabelled); code != http.StatusUnauthorized {
 			t.Fatalf("runtime id header rewritten: status %d, want 401", code)
 		}
 		unnamed := signed(t, rt.srv.URL, server, "key_1", now, "dlv_22", d("req_x", 2))
-		unnamed.Header.Del(client.HeaderRuntime)
+		unnamed.Header.Del(api.HeaderRuntime)
 		if code := send(t, unnamed); code != http.StatusUnauthorized {
 			t.Fatalf("no runtime id: status %d, want 401", code)
 		}
@@ -154,7 +156,7 @@ func TestHandler(t *testing.T) {
 		if code := send(t, first); code != http.StatusOK {
 			t.Fatalf("first: %d", code)
 		}
-		replay, _ := http.NewRequest(http.MethodPost, rt.srv.URL+client.DecidePath, bytes.NewReader(body))
+		replay, _ := http.NewRequest(http.MethodPost, rt.srv.URL+api.DecidePath, bytes.NewReader(body))
 		replay.Header = first.Header.Clone()
 		if code := send(t, replay); code != http.StatusUnauthorized {
 			t.Fatalf("replay: status %d, want 401", code)
@@ -212,7 +214,7 @@ func TestHandlerForgets(t *testing.T) {
 	deliver := func(id string, v int) int {
 		t.Helper()
 		n++
-		return send(t, signed(t, rt.srv.URL, server, "key_1", clock(), fmt.Sprintf("dlv_%d", n), client.Decision{RequestID: id, Version: v, Decision: &allow}))
+		return send(t, signed(t, rt.srv.URL, server, "key_1", clock(), fmt.Sprintf("dlv_%d", n), api.Decision{RequestID: id, Version: v, Decision: &allow}))
 	}
 	for i := range 100 {
 		if code := deliver(fmt.Sprintf("req_%d", i), 3); code != http.StatusOK {

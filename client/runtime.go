@@ -10,70 +10,30 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/internal/retry"
 )
 
-// Runtime is a registered runtime as the server shows it.
-type Runtime struct {
-	ID          string     `json:"id"`
-	Name        string     `json:"name"`
-	Machine     string     `json:"machine"`
-	CallbackURL string     `json:"callback_url"`
-	CreatedAt   time.Time  `json:"created_at"`
-	LastSeenAt  time.Time  `json:"last_seen_at"`
-	Forwarding  Forwarding `json:"forwarding"`
-}
-
-// Forwarding is a runtime's forwarding health.
-type Forwarding struct {
-	LastResult          string     `json:"last_result"`
-	LastResultAt        *time.Time `json:"last_result_at"`
-	ConsecutiveFailures int        `json:"consecutive_failures"`
-	Pending             int64      `json:"pending"`
-}
-
-// RuntimeRegistration is what a runtime registers; the same name again updates it.
-type RuntimeRegistration struct {
-	Name        string `json:"name"`
-	Machine     string `json:"machine"`
-	CallbackURL string `json:"callback_url,omitempty"`
-}
-
 // RegisterRuntime registers (or updates) the caller's runtime.
-func (c *Client) RegisterRuntime(ctx context.Context, in RuntimeRegistration) (*Runtime, error) {
-	var rt Runtime
+func (c *Client) RegisterRuntime(ctx context.Context, in api.RuntimeRegistration) (*api.Runtime, error) {
+	var rt api.Runtime
 	return &rt, c.Do(ctx, http.MethodPost, "/v1/runtimes", nil, in, &rt)
 }
 
-// DecisionPage is one answer of the pull feed.
-type DecisionPage struct {
-	Decisions []Decision `json:"decisions"`
-	Cursor    string     `json:"cursor"`
-}
-
 // Decisions long-polls a runtime's decision feed once for what comes after cursor.
-func (c *Client) Decisions(ctx context.Context, runtimeID, after string, timeout time.Duration) (*DecisionPage, error) {
+func (c *Client) Decisions(ctx context.Context, runtimeID, after string, timeout time.Duration) (*api.DecisionPage, error) {
 	s := min(max(int(timeout/time.Second), 1), 300)
 	q := url.Values{"timeout": {strconv.Itoa(s)}}
 	if after != "" {
 		q.Set("after", after)
 	}
-	var p DecisionPage
+	var p api.DecisionPage
 	return &p, c.Do(ctx, http.MethodGet, "/v1/runtimes/"+url.PathEscape(runtimeID)+"/decisions?"+q.Encode(), nil, nil, &p)
-}
-
-// ServerKey is one public key the server signs forwards with.
-type ServerKey struct {
-	KeyID     string `json:"key_id"`
-	Algorithm string `json:"algorithm"`
-	PublicKey string `json:"public_key"` // standard base64 of the 32-byte Ed25519 key
 }
 
 // Keys fetches the server's signing keys from GET /v1/keys, ready for Handler.Keys.
 func (c *Client) Keys(ctx context.Context) (map[string]ed25519.PublicKey, error) {
-	var body struct {
-		Keys []ServerKey `json:"keys"`
-	}
+	var body api.Keys
 	if err := c.Do(ctx, http.MethodGet, "/v1/keys", nil, nil, &body); err != nil {
 		return nil, err
 	}
@@ -95,7 +55,7 @@ func (c *Client) Keys(ctx context.Context) (map[string]ed25519.PublicKey, error)
 type PullLoop struct {
 	Client    *Client
 	RuntimeID string
-	Handle    func(ctx context.Context, d Decision) error
+	Handle    func(ctx context.Context, d api.Decision) error
 	// LoadCursor returns the saved cursor ("" for the start); SaveCursor keeps one.
 	// Both are optional: without them the loop starts at the beginning of the feed.
 	LoadCursor func(ctx context.Context) (string, error)

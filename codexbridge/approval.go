@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/gatehousehq/gatehouse/client"
+	"github.com/gatehousehq/gatehouse/api"
 )
 
 // The approval server-requests Codex's app-server sends its client
@@ -52,7 +52,7 @@ type commandAction struct {
 type approval struct {
 	method  string
 	params  approvalParams
-	request client.NewRequest
+	request api.NewRequest
 	results map[string]json.RawMessage
 }
 
@@ -81,7 +81,7 @@ func parseApproval(method string, raw json.RawMessage) (*approval, bool, error) 
 	if p.ThreadID == "" || p.ItemID == "" {
 		return nil, true, fmt.Errorf("%s params lack threadId or itemId", method)
 	}
-	var opts []client.Option
+	var opts []api.Option
 	var err error
 	switch method {
 	case MethodCommandApproval:
@@ -105,12 +105,12 @@ func parseApproval(method string, raw json.RawMessage) (*approval, bool, error) 
 // very element Codex offered. Without the list, the decisions every command
 // approval takes (accept, decline, cancel) stand in; a decision the bridge
 // cannot put in words (a network policy amendment) is left to the local client.
-func (a *approval) commandOptions() ([]client.Option, error) {
+func (a *approval) commandOptions() ([]api.Option, error) {
 	offered := a.params.AvailableDecisions
 	if offered == nil {
 		return a.plainOptions([]string{"accept", "decline", "cancel"}), nil
 	}
-	var opts []client.Option
+	var opts []api.Option
 	for _, d := range offered {
 		var name string
 		if json.Unmarshal(d, &name) == nil {
@@ -126,15 +126,15 @@ func (a *approval) commandOptions() ([]client.Option, error) {
 			continue
 		}
 		prefix := strings.Join(amend.Accept.Amendment, " ")
-		opts = append(opts, client.Option{ID: OptionAlways, Label: truncate("Always allow commands starting `"+prefix+"`", maxLabel), Effect: "allow"})
+		opts = append(opts, api.Option{ID: OptionAlways, Label: truncate("Always allow commands starting `"+prefix+"`", maxLabel), Effect: "allow"})
 		a.results[OptionAlways] = decisionResult(d)
 	}
 	return opts, nil
 }
 
 // plainOptions maps Codex's plain decision names to options.
-func (a *approval) plainOptions(names []string) []client.Option {
-	var opts []client.Option
+func (a *approval) plainOptions(names []string) []api.Option {
+	var opts []api.Option
 	for _, n := range names {
 		o, ok := plainOption[n]
 		if !ok {
@@ -147,7 +147,7 @@ func (a *approval) plainOptions(names []string) []client.Option {
 	return opts
 }
 
-var plainOption = map[string]client.Option{
+var plainOption = map[string]api.Option{
 	"accept":           {ID: OptionAccept, Label: "Allow once", Effect: "allow"},
 	"acceptForSession": {ID: OptionAcceptForSession, Label: "Allow for this session", Effect: "allow"},
 	"decline":          {ID: OptionDecline, Label: "Deny", Effect: "deny"},
@@ -158,7 +158,7 @@ var plainOption = map[string]client.Option{
 // granted and their scope (PermissionsRequestApprovalResponse), so "Allow
 // once" grants what was asked for this turn, "Allow for this session" for the
 // session, and "Deny" grants nothing.
-func (a *approval) permissionOptions() ([]client.Option, error) {
+func (a *approval) permissionOptions() ([]api.Option, error) {
 	asked := a.params.Permissions
 	if len(asked) == 0 || asked[0] != '{' {
 		return nil, fmt.Errorf("%s params have no permissions object", a.method)
@@ -173,7 +173,7 @@ func (a *approval) permissionOptions() ([]client.Option, error) {
 	a.results[OptionAccept] = grant(asked, "turn")
 	a.results[OptionAcceptForSession] = grant(asked, "session")
 	a.results[OptionDecline] = grant(json.RawMessage(`{}`), "turn")
-	return []client.Option{
+	return []api.Option{
 		{ID: OptionAccept, Label: "Allow for this turn", Effect: "allow"},
 		{ID: OptionAcceptForSession, Label: "Allow for this session", Effect: "allow"},
 		{ID: OptionDecline, Label: "Deny", Effect: "deny"},
@@ -190,7 +190,7 @@ func decisionResult(decision json.RawMessage) json.RawMessage {
 
 // newRequest is the sealed permission request filed for the approval; text
 // the operator reads is written here from what Codex will do, not by the model.
-func (a *approval) newRequest(raw json.RawMessage, opts []client.Option) client.NewRequest {
+func (a *approval) newRequest(raw json.RawMessage, opts []api.Option) api.NewRequest {
 	p := &a.params
 	ref := map[string]string{"session": p.ThreadID, "turn": p.TurnID, "item": p.ItemID}
 	where := ""
@@ -198,7 +198,7 @@ func (a *approval) newRequest(raw json.RawMessage, opts []client.Option) client.
 		ref["cwd"] = *p.Cwd
 		where = " in " + *p.Cwd
 	}
-	n := client.NewRequest{Kind: "permission", Options: opts, Source: "session", SourceRef: ref}
+	n := api.NewRequest{Kind: "permission", Options: opts, Source: "session", SourceRef: ref}
 	switch a.method {
 	case MethodCommandApproval:
 		n.Tool = "Bash"

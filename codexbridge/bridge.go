@@ -15,15 +15,15 @@ import (
 	"io"
 	"sync"
 
-	"github.com/gatehousehq/gatehouse/client"
+	"github.com/gatehousehq/gatehouse/api"
 )
 
 // Gatehouse is what the bridge needs of the Gatehouse client.
 type Gatehouse interface {
-	File(ctx context.Context, n client.NewRequest, idempotencyKey string) (*client.Request, error)
-	WaitSettled(ctx context.Context, id string) (*client.Request, error)
-	Get(ctx context.Context, id string) (*client.Request, error)
-	Cancel(ctx context.Context, id string) (*client.Request, error)
+	File(ctx context.Context, n api.NewRequest, idempotencyKey string) (*api.Request, error)
+	WaitSettled(ctx context.Context, id string) (*api.Request, error)
+	Get(ctx context.Context, id string) (*api.Request, error)
+	Cancel(ctx context.Context, id string) (*api.Request, error)
 }
 
 // Bridge relays one app-server session.
@@ -54,7 +54,7 @@ type pending struct {
 	approval  *approval
 	stop      context.CancelFunc // ends the Gatehouse wait
 	requestID string             // the Gatehouse request, once filed
-	filedAs   *client.Request    // the record the filing answered
+	filedAs   *api.Request       // the record the filing answered
 	done      bool               // answered or withdrawn: nothing more to send Codex
 	cancelled bool               // the Gatehouse request's cancel was sent
 }
@@ -197,7 +197,10 @@ func (b *Bridge) fromClient(ctx context.Context, line []byte) error {
 // decide first, answers Codex with the offered decision they chose.
 func (b *Bridge) askOperator(ctx context.Context, p *pending) {
 	n := p.approval.request
-	n.ExpiresIn = b.ExpiresIn
+	if b.ExpiresIn > 0 {
+		exp := b.ExpiresIn
+		n.ExpiresIn = &exp
+	}
 	if b.RuntimeID != "" {
 		n.RuntimeID = &b.RuntimeID
 	}

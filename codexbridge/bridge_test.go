@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/client"
 	"github.com/gatehousehq/gatehouse/codexbridge"
 	"github.com/gatehousehq/gatehouse/models"
@@ -275,12 +276,12 @@ func TestBridgeLocalClientAnswers(t *testing.T) {
 
 // checkCommandRequest: the request filed for the recorded command approval,
 // with exactly the decisions Codex offered.
-func checkCommandRequest(t *testing.T, r *client.Request) {
+func checkCommandRequest(t *testing.T, r *api.Request) {
 	t.Helper()
 	if r.Kind != "permission" || r.Tool != "Bash" || r.Command != "/bin/bash -lc 'git push origin main'" || r.Title != "Run: git push origin main" {
 		t.Fatalf("kind/tool/command/title = %q %q %q %q", r.Kind, r.Tool, r.Command, r.Title)
 	}
-	want := []client.Option{
+	want := []api.Option{
 		{ID: "accept", Label: "Allow once", Effect: "allow"},
 		{ID: "always", Label: "Always allow commands starting `git push origin main`", Effect: "allow"},
 		{ID: "cancel", Label: "Stop the turn", Effect: "deny"},

@@ -3,6 +3,7 @@ package codexbridge
 import (
 	"context"
 
+	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/client"
 )
 
@@ -13,10 +14,10 @@ import (
 //
 // The decision is read back from Gatehouse and judged by OperatorDecision, like
 // the wait's, so whether Gatehouse decided is said in one place.
-func (b *Bridge) OnDecision(ctx context.Context, d client.Decision) error {
+func (b *Bridge) OnDecision(ctx context.Context, d api.Decision) error {
 	b.mu.Lock()
 	p, settled := b.filed[d.RequestID], b.settled[d.RequestID]
-	var filedAs *client.Request
+	var filedAs *api.Request
 	if p != nil {
 		filedAs = p.filedAs
 	}
@@ -46,7 +47,7 @@ func (b *Bridge) OnDecision(ctx context.Context, d client.Decision) error {
 // one place that says whether Gatehouse decided; filed is the record the
 // filing answered, so a check that the decision was made on what was filed
 // belongs here too.
-func OperatorDecision(filed, final *client.Request) string {
+func OperatorDecision(filed, final *api.Request) string {
 	if filed == nil || final == nil || final.ID != filed.ID || final.Status != "resolved" || final.Decision == nil {
 		return ""
 	}

@@ -4,18 +4,18 @@ import (
 	"encoding/json"
 	"errors"
 
-	"github.com/gatehousehq/gatehouse/client"
+	"github.com/gatehousehq/gatehouse/api"
 )
 
 // Approval is what the bridge files for an approval server-request and the
 // result it would send Codex for each option (tests).
-func Approval(method string, params json.RawMessage) (client.NewRequest, map[string]json.RawMessage, error) {
+func Approval(method string, params json.RawMessage) (api.NewRequest, map[string]json.RawMessage, error) {
 	a, ok, err := parseApproval(method, params)
 	if !ok {
-		return client.NewRequest{}, nil, ErrNotApproval
+		return api.NewRequest{}, nil, ErrNotApproval
 	}
 	if err != nil {
-		return client.NewRequest{}, nil, err
+		return api.NewRequest{}, nil, err
 	}
 	return a.request, a.results, nil
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/client"
 	"github.com/gatehousehq/gatehouse/codexbridge"
 	"github.com/gatehousehq/gatehouse/models"
@@ -34,7 +35,6 @@ func newRuntimeGatehouse(t *testing.T, b *codexbridge.Bridge) *runtimeGatehouse 
 	e := webtest.New(t, "sqlite", web.Config{})
 	s, changes := e.Store, e.Changes
 	ctx := context.Background()
-	api := struct{ URL string }{e.URL}
 
 	_, rtSecret, err := s.CreateToken(ctx, models.RoleRuntime, "codex-laptop")
 	if err != nil {
@@ -44,11 +44,11 @@ func newRuntimeGatehouse(t *testing.T, b *codexbridge.Bridge) *runtimeGatehouse 
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := &runtimeGatehouse{store: s, changes: changes, runtime: client.New(api.URL, rtSecret), operator: client.New(api.URL, opSecret)}
+	g := &runtimeGatehouse{store: s, changes: changes, runtime: client.New(e.URL, rtSecret), operator: client.New(e.URL, opSecret)}
 	var h http.Handler = http.NotFoundHandler()
 	callback := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }))
 	t.Cleanup(callback.Close)
-	rt, err := g.runtime.RegisterRuntime(ctx, client.RuntimeRegistration{Name: "codex-laptop", Machine: "laptop", CallbackURL: callback.URL})
+	rt, err := g.runtime.RegisterRuntime(ctx, api.RuntimeRegistration{Name: "codex-laptop", Machine: "laptop", CallbackURL: callback.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func TestBridgeAsRuntime(t *testing.T) {
 // decision can reach the bridge.
 type noWait struct{ *client.Client }
 
-func (noWait) WaitSettled(ctx context.Context, _ string) (*client.Request, error) {
+func (noWait) WaitSettled(ctx context.Context, _ string) (*api.Request, error) {
 	<-ctx.Done()
 	return nil, ctx.Err()
 }

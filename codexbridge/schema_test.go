@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/gatehousehq/gatehouse/client"
+	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/codexbridge"
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -47,16 +47,16 @@ func TestApprovalAnswersMatchCodexSchemas(t *testing.T) {
 	cases := []struct {
 		label, method, params, name string
 		raw                         json.RawMessage
-		want                        []client.Option
+		want                        []api.Option
 	}{
-		{"the recorded command approval", codexbridge.MethodCommandApproval, "CommandExecutionRequestApprovalParams", "CommandExecutionRequestApprovalResponse", commandParams, []client.Option{
+		{"the recorded command approval", codexbridge.MethodCommandApproval, "CommandExecutionRequestApprovalParams", "CommandExecutionRequestApprovalResponse", commandParams, []api.Option{
 			{ID: "accept", Label: "Allow once", Effect: "allow"},
 			{ID: "always", Label: "Always allow commands starting `git push origin main`", Effect: "allow"},
 			{ID: "cancel", Label: "Stop the turn", Effect: "deny"},
 		}},
 		{"a command with every plain decision", codexbridge.MethodCommandApproval, "CommandExecutionRequestApprovalParams", "CommandExecutionRequestApprovalResponse",
 			json.RawMessage(`{"threadId":"t1","turnId":"u1","itemId":"call_1","startedAtMs":1,"command":"ls","cwd":"/p","availableDecisions":["accept","acceptForSession","decline","cancel"]}`),
-			[]client.Option{
+			[]api.Option{
 				{ID: "accept", Label: "Allow once", Effect: "allow"},
 				{ID: "accept_for_session", Label: "Allow for this session", Effect: "allow"},
 				{ID: "decline", Label: "Deny", Effect: "deny"},
@@ -64,7 +64,7 @@ func TestApprovalAnswersMatchCodexSchemas(t *testing.T) {
 			}},
 		{"a file change", codexbridge.MethodFileChangeApproval, "FileChangeRequestApprovalParams", "FileChangeRequestApprovalResponse",
 			json.RawMessage(`{"threadId":"t1","turnId":"u1","itemId":"call_2","startedAtMs":1,"reason":"edit the README","grantRoot":null}`),
-			[]client.Option{
+			[]api.Option{
 				{ID: "accept", Label: "Allow once", Effect: "allow"},
 				{ID: "accept_for_session", Label: "Allow for this session", Effect: "allow"},
 				{ID: "decline", Label: "Deny", Effect: "deny"},
@@ -72,7 +72,7 @@ func TestApprovalAnswersMatchCodexSchemas(t *testing.T) {
 			}},
 		{"a permissions request", codexbridge.MethodPermissionsApproval, "PermissionsRequestApprovalParams", "PermissionsRequestApprovalResponse",
 			json.RawMessage(`{"threadId":"t1","turnId":"u1","itemId":"call_3","startedAtMs":1,"cwd":"/p","reason":"needs the network","permissions":{"network":{"enabled":true},"fileSystem":null}}`),
-			[]client.Option{
+			[]api.Option{
 				{ID: "accept", Label: "Allow for this turn", Effect: "allow"},
 				{ID: "accept_for_session", Label: "Allow for this session", Effect: "allow"},
 				{ID: "decline", Label: "Deny", Effect: "deny"},

@@ -15,7 +15,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gatehousehq/gatehouse/client"
+	"github.com/gatehousehq/gatehouse/api"
+
 	"github.com/gatehousehq/gatehouse/internal/retry"
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/prometheus/client_golang/prometheus"
@@ -68,15 +69,6 @@ func (f *Forwarder) Instrument(reg prometheus.Registerer) error {
 		Help: "Sends of decisions to runtime callbacks, by result: delivered, conflict, pending (to be retried), failed.",
 	}, []string{"result"})
 	return reg.Register(f.attempts)
-}
-
-// callbackBody is what a runtime's callback receives.
-type callbackBody struct {
-	RequestID string  `json:"requestId"`
-	Version   int     `json:"version"`
-	Decision  *string `json:"decision"`
-	Answer    *string `json:"answer"`
-	Note      *string `json:"note"`
 }
 
 func (f *Forwarder) defaults() {
@@ -242,12 +234,12 @@ func (f *Forwarder) send(ctx context.Context, row models.Forward, deliveryID str
 	if rt.CallbackURL == "" {
 		return 0, fmt.Errorf("runtime %s has no callback_url", rt.ID)
 	}
-	target := rt.CallbackURL + client.DecidePath
+	target := rt.CallbackURL + api.DecidePath
 	u, err := url.Parse(target)
 	if err != nil {
 		return 0, fmt.Errorf("callback_url: %w", err)
 	}
-	body, err := json.Marshal(callbackBody{RequestID: row.RequestID, Version: row.Version, Decision: row.Decision, Answer: row.Answer, Note: row.Note})
+	body, err := json.Marshal(api.Decision{RequestID: row.RequestID, Version: row.Version, Decision: row.Decision, Answer: row.Answer, Note: row.Note})
 	if err != nil {
 		return 0, err
 	}
@@ -257,8 +249,8 @@ func (f *Forwarder) send(ctx context.Context, row models.Forward, deliveryID str
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "gatehouse-forwarder/1")
-	req.Header.Set(client.HeaderIdempotent, row.RequestID+":"+strconv.Itoa(row.Version))
-	client.Sign(req.Header, f.Key.Private(), f.Key.ID, http.MethodPost, u.EscapedPath(), f.Now(), deliveryID, row.RuntimeID, body)
+	req.Header.Set(api.HeaderIdempotent, row.RequestID+":"+strconv.Itoa(row.Version))
+	api.Sign(req.Header, f.Key.Private(), f.Key.ID, http.MethodPost, u.EscapedPath(), f.Now(), deliveryID, row.RuntimeID, body)
 	resp, err := f.HTTP.Do(req)
 	if err != nil {
 		return 0, err

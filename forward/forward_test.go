@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/api"
+
 	"github.com/gatehousehq/gatehouse/client"
 	"github.com/gatehousehq/gatehouse/forward"
 	"github.com/gatehousehq/gatehouse/forward/forwardtest"
@@ -140,7 +142,7 @@ func TestForwarder(t *testing.T) {
 		})
 
 		t.Run("conflict", func(t *testing.T) {
-			rs := newRuntimeServer(t, g.key, g.register(t), nil, func(context.Context, client.Decision) error { return client.ErrGone })
+			rs := newRuntimeServer(t, g.key, g.register(t), nil, func(context.Context, api.Decision) error { return client.ErrGone })
 			events, stop := startForwarder(t, s, changes, g.key, time.Millisecond)
 			defer stop()
 			r := g.decided(t, rs.RuntimeID)
@@ -261,7 +263,7 @@ func TestForwarderSurvivesRestart(t *testing.T) {
 		g := newForwardRig(t, s1, changes1)
 		inFlight := make(chan struct{})
 		var called atomic.Bool
-		rs := newRuntimeServer(t, g.key, g.register(t), nil, func(ctx context.Context, d client.Decision) error {
+		rs := newRuntimeServer(t, g.key, g.register(t), nil, func(ctx context.Context, d api.Decision) error {
 			if called.CompareAndSwap(false, true) {
 				close(inFlight)
 				<-ctx.Done() // the first server stops while this call is open

@@ -1,14 +1,13 @@
 package models
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
 
-	"github.com/gowebpki/jcs"
+	"github.com/gatehousehq/gatehouse/api"
+
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 )
@@ -22,18 +21,7 @@ var ZeroHash = strings.Repeat("0", 64)
 const AuditTimeFormat = "2006-01-02T15:04:05.000000Z"
 
 // AuditEntry is one entry as the API, the export and the hash see it.
-type AuditEntry struct {
-	Seq       uint64          `json:"seq"`
-	At        string          `json:"at"`
-	RequestID string          `json:"request_id"`
-	Version   int             `json:"version"`
-	Action    string          `json:"action"`
-	Actor     string          `json:"actor"`
-	Via       string          `json:"via"`
-	Detail    json.RawMessage `json:"detail"`
-	PrevHash  string          `json:"prev_hash"`
-	Hash      string          `json:"hash,omitempty"`
-}
+type AuditEntry = api.AuditEntry
 
 // Entry is the row as a chain entry.
 func (a Audit) Entry() AuditEntry {
@@ -45,22 +33,6 @@ func (a Audit) Entry() AuditEntry {
 		Seq: a.Seq, At: a.CreatedAt.UTC().Format(AuditTimeFormat), RequestID: a.RequestID, Version: a.Version,
 		Action: a.Action, Actor: a.Actor, Via: a.Via, Detail: d, PrevHash: a.PrevHash, Hash: a.Hash,
 	}
-}
-
-// ComputeHash is the hex SHA-256 of the RFC 8785 canonical JSON of e without
-// its hash.
-func (e AuditEntry) ComputeHash() (string, error) {
-	e.Hash = ""
-	b, err := json.Marshal(e)
-	if err != nil {
-		return "", err
-	}
-	c, err := jcs.Transform(b)
-	if err != nil {
-		return "", err
-	}
-	sum := sha256.Sum256(c)
-	return hex.EncodeToString(sum[:]), nil
 }
 
 // AuditHead is the newest link of the chain, one row (ID 1). Appenders lock it,

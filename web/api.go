@@ -6,77 +6,30 @@ import (
 	"io"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/labstack/echo/v4"
 )
 
-// apiOption is an option as the API shows it.
-type apiOption struct {
-	ID     string `json:"id"`
-	Label  string `json:"label"`
-	Effect string `json:"effect,omitempty"`
+// utcPtr is t in UTC, for an optional time of the API.
+func utcPtr(t time.Time) *time.Time {
+	t = t.UTC()
+	return &t
 }
 
-type apiActuation struct {
-	State    string `json:"state"`
-	Attempts int    `json:"attempts"`
-}
-
-// apiRequest is the record as the API returns it (DESIGN.md "Request record").
-type apiRequest struct {
-	ID            string            `json:"id"`
-	Kind          string            `json:"kind"`
-	Status        string            `json:"status"`
-	Version       int               `json:"version"`
-	Title         string            `json:"title"`
-	Summary       string            `json:"summary"`
-	Detail        string            `json:"detail"`
-	Risk          string            `json:"risk"`
-	Tool          string            `json:"tool,omitempty"`
-	Command       string            `json:"command,omitempty"`
-	Options       []apiOption       `json:"options"`
-	AllowAnswer   bool              `json:"allow_answer"`
-	DefaultOption *string           `json:"default_option"`
-	Decision      *string           `json:"decision"`
-	Answer        *string           `json:"answer"`
-	Note          *string           `json:"note"`
-	Source        string            `json:"source"`
-	SourceRef     map[string]string `json:"source_ref"`
-	RuntimeID     *string           `json:"runtime_id"`
-	PendingID     *string           `json:"pending_id,omitempty"`
-	CreatedBy     string            `json:"created_by"`
-	CreatedAt     string            `json:"created_at"`
-	UpdatedAt     string            `json:"updated_at"`
-	ExpiresAt     string            `json:"expires_at"`
-	ResolvedAt    *string           `json:"resolved_at"`
-	DecidedBy     *string           `json:"decided_by"`
-	DecidedVia    *string           `json:"decided_via"`
-	Actuation     apiActuation      `json:"actuation"`
-	Hold          *apiHold          `json:"hold"`
-}
-
-// apiHold is present while a rule holds an open request: at Until, unless
-// someone decides first, Then is decided with decided_via "rule:RULE (window)".
-type apiHold struct {
-	Rule  string `json:"rule"`
-	Until string `json:"until"`
-	Then  string `json:"then"`
-}
-
-func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
-
-func toAPIRequest(r *models.Request) apiRequest {
-	out := apiRequest{
+// toAPIRequest is the record as the API shows it.
+func toAPIRequest(r *models.Request) api.Request {
+	out := api.Request{
 		ID: r.ID, Kind: r.Kind, Status: r.Status, Version: r.Version, Title: r.Title, Summary: r.Summary,
-		Detail: r.Detail, Risk: r.Risk, Tool: r.Tool, Command: r.Command, Options: make([]apiOption, len(r.Options)),
+		Detail: r.Detail, Risk: r.Risk, Tool: r.Tool, Command: r.Command, Options: make([]api.Option, len(r.Options)),
 		AllowAnswer: r.AllowAnswer, Decision: r.Decision, Answer: r.Answer, Note: r.Note, Source: r.Source,
 		SourceRef: r.SourceRef, RuntimeID: r.RuntimeID, PendingID: r.PendingID, CreatedBy: r.CreatedBy,
-		CreatedAt: rfc3339(r.CreatedAt), UpdatedAt: rfc3339(r.UpdatedAt), ExpiresAt: rfc3339(r.ExpiresAt),
+		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), ExpiresAt: r.ExpiresAt.UTC(),
 		DecidedBy: r.DecidedBy, DecidedVia: r.DecidedVia,
-		Actuation: apiActuation{State: r.ActuationState, Attempts: r.Attempts},
+		Actuation: api.Actuation{State: r.ActuationState, Attempts: r.Attempts},
 	}
 	for i, o := range r.Options {
-		out.Options[i] = apiOption(o)
+		out.Options[i] = api.Option(o)
 	}
 	if r.DefaultOption != "" {
 		d := r.DefaultOption
@@ -86,11 +39,10 @@ func toAPIRequest(r *models.Request) apiRequest {
 		out.SourceRef = map[string]string{}
 	}
 	if r.ResolvedAt != nil {
-		s := rfc3339(*r.ResolvedAt)
-		out.ResolvedAt = &s
+		out.ResolvedAt = utcPtr(*r.ResolvedAt)
 	}
 	if r.Held() {
-		out.Hold = &apiHold{Rule: *r.HoldRule, Until: rfc3339(*r.HoldUntil), Then: *r.HoldThen}
+		out.Hold = &api.Hold{Rule: *r.HoldRule, Until: r.HoldUntil.UTC(), Then: *r.HoldThen}
 	}
 	if out.Actuation.State == "" {
 		out.Actuation.State = models.ActuationNone
@@ -98,7 +50,7 @@ func toAPIRequest(r *models.Request) apiRequest {
 	return out
 }
 
-func toModelOptions(in []apiOption) []models.Option {
+func toModelOptions(in []api.Option) []models.Option {
 	if in == nil {
 		return nil
 	}

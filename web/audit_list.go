@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/gatehousehq/gatehouse/api"
+
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/labstack/echo/v4"
 )
@@ -21,16 +23,8 @@ const (
 	maxAuditLimit     = 1000
 )
 
-// auditPage is the shape of every audit answer: entries in chain order and the
-// seq to pass as ?after= for the next page (the last entry's, or after itself
-// when there are none).
-type auditPage struct {
-	Entries []models.AuditEntry `json:"entries"`
-	Next    uint64              `json:"next"`
-}
-
-func newAuditPage(rows []models.Audit, after uint64) auditPage {
-	p := auditPage{Entries: make([]models.AuditEntry, len(rows)), Next: after}
+func newAuditPage(rows []models.Audit, after uint64) api.AuditPage {
+	p := api.AuditPage{Entries: make([]api.AuditEntry, len(rows)), Next: after}
 	for i := range rows {
 		p.Entries[i] = rows[i].Entry()
 		p.Next = rows[i].Seq

@@ -10,8 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/api"
+
 	"github.com/chromedp/chromedp"
-	"github.com/gatehousehq/gatehouse/client"
 )
 
 const chromiumPath = "/usr/bin/chromium"
@@ -186,10 +187,10 @@ func TestBrowser(t *testing.T) {
 	})
 
 	t.Run("a click releases the waiting call with that decision, and the other browser sees it resolve", func(t *testing.T) {
-		r := e.file("Push to main", func(n *client.NewRequest) { n.Command = "git push origin main" })
+		r := e.file("Push to main", func(n *api.NewRequest) { n.Command = "git push origin main" })
 		phone.run("card appears", chromedp.WaitVisible(option(r.ID, "deny")))
 		laptop.run("card appears", chromedp.WaitVisible(option(r.ID, "deny")))
-		waited := make(chan *client.Request, 1)
+		waited := make(chan *api.Wait, 1)
 		waitErr := make(chan error, 1)
 		go func() {
 			got, err := e.agent.Wait(context.Background(), r.ID, 60*time.Second)
@@ -240,8 +241,8 @@ func TestBrowser(t *testing.T) {
 	})
 
 	t.Run("an answer and a note typed on the page reach the agent", func(t *testing.T) {
-		r := e.file("Which branch?", func(n *client.NewRequest) {
-			n.Kind, n.AllowAnswer, n.Options = "question", true, []client.Option{{ID: "main", Label: "main"}}
+		r := e.file("Which branch?", func(n *api.NewRequest) {
+			n.Kind, n.AllowAnswer, n.Options = "question", true, []api.Option{{ID: "main", Label: "main"}}
 		})
 		form := "#req-" + r.ID + " "
 		laptop.run("answer",
@@ -291,18 +292,18 @@ func screenshotInbox(t *testing.T, e *pageEnv) {
 			t.Fatal(err)
 		}
 	}
-	e.file("Run the database migration on staging", func(n *client.NewRequest) {
+	e.file("Run the database migration on staging", func(n *api.NewRequest) {
 		n.Summary, n.Command = "Claude Code wants to apply 3 pending migrations before running the integration tests.", "make migrate ENV=staging"
 	})
-	e.file("Which branch should I open the pull request against?", func(n *client.NewRequest) {
+	e.file("Which branch should I open the pull request against?", func(n *api.NewRequest) {
 		n.Kind, n.Risk, n.Tool, n.Command, n.AllowAnswer = "question", "low", "", "", true
 		n.Summary = "The repository has both main and release/2.4; the fix applies to both."
-		n.Options = []client.Option{{ID: "main", Label: "main"}, {ID: "release", Label: "release/2.4"}}
+		n.Options = []api.Option{{ID: "main", Label: "main"}, {ID: "release", Label: "release/2.4"}}
 	})
-	e.file("Fetch https://registry.npmjs.org/left-pad", func(n *client.NewRequest) {
+	e.file("Fetch https://registry.npmjs.org/left-pad", func(n *api.NewRequest) {
 		n.Kind, n.Risk, n.Tool, n.Command = "approval", "medium", "WebFetch", "GET https://registry.npmjs.org/left-pad"
 		n.Summary = "The sandbox held an outbound request from the build step."
-		n.Options = []client.Option{{ID: "once", Label: "Allow once", Effect: "allow"}, {ID: "always", Label: "Always for this host", Effect: "allow"}, {ID: "deny", Label: "Deny", Effect: "deny"}}
+		n.Options = []api.Option{{ID: "once", Label: "Allow once", Effect: "allow"}, {ID: "always", Label: "Always for this host", Effect: "allow"}, {ID: "deny", Label: "Deny", Effect: "deny"}}
 	})
 	b := newBrowser(t, 430, 1000)
 	b.login(e)
@@ -318,9 +319,9 @@ func screenshotInbox(t *testing.T, e *pageEnv) {
 	t.Logf("wrote %s", out)
 }
 
-func (e *pageEnv) listOpen() []client.Request {
+func (e *pageEnv) listOpen() []api.Request {
 	var out struct {
-		Requests []client.Request `json:"requests"`
+		Requests []api.Request `json:"requests"`
 	}
 	if err := e.operator.Do(context.Background(), "GET", "/v1/requests?status=open", nil, nil, &out); err != nil {
 		e.t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/labstack/echo/v4"
 )
@@ -16,30 +17,14 @@ type DeviceStore interface {
 	VAPIDKeys(ctx context.Context) (models.VAPIDKeys, error)
 }
 
-// apiDevice is a push device as the API shows it. The token (APNs) or endpoint
-// (Web Push) is a bearer capability for pushing to the device, so it never
-// leaves, nor do Web Push keys: only its last characters, to tell devices apart.
-type apiDevice struct {
-	ID         string  `json:"id"`
-	Kind       string  `json:"kind"`
-	Suffix     string  `json:"token_suffix"` // "…" and the token's (endpoint's) last 6 characters
-	Name       string  `json:"name"`
-	Operator   string  `json:"operator"`
-	CreatedAt  string  `json:"created_at"`
-	LastResult string  `json:"last_result"`
-	LastAt     *string `json:"last_at"`
-	RetiredAt  *string `json:"retired_at"`
-}
-
-func toAPIDevice(d *models.Device) apiDevice {
-	out := apiDevice{ID: d.ID, Kind: d.Kind, Suffix: maskToken(d.Token), Name: d.Name, Operator: d.Operator, CreatedAt: rfc3339(d.CreatedAt), LastResult: d.LastResult}
+// toAPIDevice is a device as the API shows it: never its token or keys.
+func toAPIDevice(d *models.Device) api.Device {
+	out := api.Device{ID: d.ID, Kind: d.Kind, Suffix: maskToken(d.Token), Name: d.Name, Operator: d.Operator, CreatedAt: d.CreatedAt.UTC(), LastResult: d.LastResult}
 	if d.LastAt != nil {
-		s := rfc3339(*d.LastAt)
-		out.LastAt = &s
+		out.LastAt = utcPtr(*d.LastAt)
 	}
 	if d.RetiredAt != nil {
-		s := rfc3339(*d.RetiredAt)
-		out.RetiredAt = &s
+		out.RetiredAt = utcPtr(*d.RetiredAt)
 	}
 	return out
 }
@@ -54,28 +39,10 @@ func maskToken(tok string) string {
 	return "…" + tok[len(tok)-keep:]
 }
 
-// deviceInput is the body of POST /v1/devices: an APNs device token.
-type deviceInput struct {
-	Kind  string `json:"kind"` // apns (default)
-	Token string `json:"token"`
-	Name  string `json:"name"`
-}
-
-// subscriptionInput is a browser's PushSubscription.toJSON(), plus a name.
-type subscriptionInput struct {
-	Endpoint       string `json:"endpoint"`
-	ExpirationTime *int64 `json:"expirationTime"`
-	Keys           struct {
-		P256dh string `json:"p256dh"`
-		Auth   string `json:"auth"`
-	} `json:"keys"`
-	Name string `json:"name"`
-}
-
 // registerDevice records an APNs device token for the calling operator: 201 when
 // new, 200 when it was known (and is live again).
 func (s *Server) registerDevice(c echo.Context) error {
-	var in deviceInput
+	var in api.NewDevice
 	if err := bindJSON(c, &in); err != nil {
 		return err
 	}
@@ -90,7 +57,7 @@ func (s *Server) registerDevice(c echo.Context) error {
 
 // subscribeWebPush records the page's push subscription.
 func (s *Server) subscribeWebPush(c echo.Context) error {
-	var in subscriptionInput
+	var in api.PushSubscription
 	if err := bindJSON(c, &in); err != nil {
 		return err
 	}
@@ -118,11 +85,11 @@ func (s *Server) listDevices(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := make([]apiDevice, len(ds))
+	out := api.Devices{Devices: make([]api.Device, len(ds))}
 	for i := range ds {
-		out[i] = toAPIDevice(&ds[i])
+		out.Devices[i] = toAPIDevice(&ds[i])
 	}
-	return c.JSON(http.StatusOK, map[string]any{"devices": out})
+	return c.JSON(http.StatusOK, out)
 }
 
 // dropDevice deletes a device by its token or id: 204.
@@ -135,9 +102,7 @@ func (s *Server) dropDevice(c echo.Context) error {
 
 // unsubscribeWebPush drops the page's subscription by its endpoint: 204.
 func (s *Server) unsubscribeWebPush(c echo.Context) error {
-	var in struct {
-		Endpoint string `json:"endpoint"`
-	}
+	var in api.Unsubscribe
 	if err := bindJSON(c, &in); err != nil {
 		return err
 	}
@@ -156,5 +121,5 @@ func (s *Server) webPushKey(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]string{"public_key": k.Public})
+	return c.JSON(http.StatusOK, api.VAPIDKey{PublicKey: k.Public})
 }

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/labstack/echo/v4"
 )
@@ -48,32 +49,24 @@ var statusOf = map[string]int{
 	models.ECodeApprovalExpired: http.StatusForbidden,
 }
 
-// errorBody is every error a client sees. Request is the current record on a
-// conflict.
-type errorBody struct {
-	Error   string      `json:"error"`
-	Detail  string      `json:"detail"`
-	Request *apiRequest `json:"request,omitempty"`
-}
-
 // handleError is Echo's HTTPErrorHandler: domain errors keep their code, Echo's
 // own errors get one, and anything else is logged and shown as "internal error".
 func (s *Server) handleError(err error, c echo.Context) {
 	if c.Response().Committed {
 		return
 	}
-	body := errorBody{Error: models.ECodeInternal, Detail: "internal error"}
+	body := api.ErrorBody{Code: models.ECodeInternal, Detail: "internal error"}
 	var de *models.Error
 	var he *echo.HTTPError
 	switch {
 	case errors.As(err, &de):
-		body.Error, body.Detail = de.Code, de.Detail
+		body.Code, body.Detail = de.Code, de.Detail
 		if de.Current != nil {
 			cur := toAPIRequest(de.Current)
 			body.Request = &cur
 		}
 	case errors.As(err, &he):
-		body.Error, body.Detail = echoCode(he.Code), http.StatusText(he.Code)
+		body.Code, body.Detail = echoCode(he.Code), http.StatusText(he.Code)
 		if m, ok := he.Message.(string); ok && he.Code < 500 {
 			body.Detail = m
 		}
@@ -83,11 +76,11 @@ func (s *Server) handleError(err error, c echo.Context) {
 	default:
 		slog.Error("internal error", "method", c.Request().Method, "route", c.Path(), "err", err) // the pattern: a path may carry a device token
 	}
-	status, ok := statusOf[body.Error]
+	status, ok := statusOf[body.Code]
 	if !ok {
 		status = http.StatusInternalServerError
 	}
-	if body.Error == models.ECodeInternal {
+	if body.Code == models.ECodeInternal {
 		body.Detail = "internal error"
 	}
 	if wantsHTML(c) && s.renderErrorPage(c, status, body) == nil {

@@ -4,7 +4,8 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/gatehousehq/gatehouse/client"
+	"github.com/gatehousehq/gatehouse/api"
+
 	"github.com/gatehousehq/gatehouse/forward/forwardtest"
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/gatehousehq/gatehouse/models/modelstest"
@@ -48,7 +49,7 @@ func TestForwardThroughTheTestHelper(t *testing.T) {
 			if status != http.StatusOK {
 				t.Fatalf("decide: %d %s", status, body)
 			}
-			d := forwardtest.Next(t, (<-chan client.Decision)(rt.Decisions), "the forward at the runtime")
+			d := forwardtest.Next(t, (<-chan api.Decision)(rt.Decisions), "the forward at the runtime")
 			if d.RequestID != id || d.Version != 2 || d.Decision == nil || *d.Decision != "once" {
 				t.Fatalf("delivered %+v", d)
 			}

@@ -10,9 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/api"
+
 	"github.com/PuerkitoBio/goquery"
 	"github.com/coder/websocket"
-	"github.com/gatehousehq/gatehouse/client"
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/gatehousehq/gatehouse/models/modelstest"
 	"github.com/gatehousehq/gatehouse/web"
@@ -144,7 +145,7 @@ func TestHubFragments(t *testing.T) {
 		}
 	})
 
-	second := e.file("Push it", func(n *client.NewRequest) { n.Risk = "low" })
+	second := e.file("Push it", func(n *api.NewRequest) { n.Risk = "low" })
 	t.Run("a new request is inserted at the top", func(t *testing.T) {
 		doc := open.next()
 		if oob(doc, "div[hx-swap-oob]") != "afterbegin:#inbox-list" || doc.Find("#req-"+second.ID).Length() != 1 || count(doc) != "2" {
@@ -216,7 +217,7 @@ func TestHubDropsSlowPage(t *testing.T) {
 		if filed == 2000 {
 			t.Fatal("the stuck page was never dropped")
 		}
-		r := e.file("Big", func(n *client.NewRequest) { n.Command, n.Detail = big, big })
+		r := e.file("Big", func(n *api.NewRequest) { n.Command, n.Detail = big, big })
 		// The live page gets every change at once: the stuck one slows nothing.
 		if doc := live.next(); doc.Find("#req-"+r.ID).Length() != 1 {
 			t.Fatalf("live page missed %s", r.ID)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gatehousehq/gatehouse/api"
+
 	"github.com/gatehousehq/gatehouse/client"
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/gatehousehq/gatehouse/models/modelstest"
@@ -113,15 +115,15 @@ func text(res *mcp.CallToolResult) string {
 }
 
 type mcpWaitResult struct {
-	Waited  int            `json:"waited"`
-	Decided bool           `json:"decided"`
-	Request client.Request `json:"request"`
+	Waited  int         `json:"waited"`
+	Decided bool        `json:"decided"`
+	Request api.Request `json:"request"`
 }
 
 // file files an approval through MCP and returns its id.
 func file(t *testing.T, cs *mcp.ClientSession, title string) string {
 	t.Helper()
-	r := out[client.Request](t, callTool(t, cs, "request_approval", map[string]any{"title": title}))
+	r := out[api.Request](t, callTool(t, cs, "request_approval", map[string]any{"title": title}))
 	if r.ID == "" || r.Status != "open" || r.Version != 1 {
 		t.Fatalf("request_approval answered %+v", r)
 	}
@@ -166,8 +168,8 @@ func TestMCPRequestApproval(t *testing.T) {
 	t.Run("defaults to allow and deny", func(t *testing.T) {
 		env := newMCPEnv(t, web.Config{})
 		cs := env.connect("a1", "")
-		r := out[client.Request](t, callTool(t, cs, "request_approval", map[string]any{"title": "Drop the staging table", "summary": "cleanup", "expires_in": 600}))
-		want := []client.Option{{ID: "allow", Label: "Allow", Effect: "allow"}, {ID: "deny", Label: "Deny", Effect: "deny"}}
+		r := out[api.Request](t, callTool(t, cs, "request_approval", map[string]any{"title": "Drop the staging table", "summary": "cleanup", "expires_in": 600}))
+		want := []api.Option{{ID: "allow", Label: "Allow", Effect: "allow"}, {ID: "deny", Label: "Deny", Effect: "deny"}}
 		if len(r.Options) != 2 || r.Options[0] != want[0] || r.Options[1] != want[1] {
 			t.Fatalf("options = %+v", r.Options)
 		}
@@ -305,7 +307,7 @@ func TestMCPNotifyAndConsult(t *testing.T) {
 	})
 	t.Run("consult_operator answers at once and a later reply is readable", func(t *testing.T) {
 		id := out[struct{ ID string }](t, callTool(t, cs, "consult_operator", map[string]any{"question": "Use the v2 schema for new tables?", "default_action": "keep using v1"})).ID
-		r := out[client.Request](t, callTool(t, cs, "get_request", map[string]any{"id": id}))
+		r := out[api.Request](t, callTool(t, cs, "get_request", map[string]any{"id": id}))
 		if r.Kind != "question" || !r.AllowAnswer || r.Status != "open" || !strings.Contains(r.Summary, "keep using v1") {
 			t.Fatalf("consult filed %+v", r)
 		}
@@ -313,7 +315,7 @@ func TestMCPNotifyAndConsult(t *testing.T) {
 		if err := env.operator.Do(context.Background(), http.MethodPost, "/v1/requests/"+id+"/decide", nil, map[string]any{"version": 1, "answer": answer}, nil); err != nil {
 			t.Fatal(err)
 		}
-		r = out[client.Request](t, callTool(t, cs, "get_request", map[string]any{"id": id}))
+		r = out[api.Request](t, callTool(t, cs, "get_request", map[string]any{"id": id}))
 		if r.Status != "resolved" || r.Answer == nil || *r.Answer != answer {
 			t.Fatalf("after the reply: %+v", r)
 		}

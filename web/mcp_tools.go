@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -24,11 +25,11 @@ const (
 var defaultMCPOptions = []models.Option{{ID: "allow", Label: "Allow", Effect: models.EffectAllow}, {ID: "deny", Label: "Deny", Effect: models.EffectDeny}}
 
 type mcpRequestApprovalIn struct {
-	Title     string      `json:"title" jsonschema:"what the operator is asked to approve, in one line"`
-	Summary   string      `json:"summary,omitempty" jsonschema:"a few lines of context: why, what happens if allowed"`
-	Detail    string      `json:"detail,omitempty" jsonschema:"the full detail (a diff, a command, a plan)"`
-	Options   []apiOption `json:"options,omitempty" jsonschema:"choices offered: id (lowercase, e.g. allow), label, effect (allow, deny or empty); default Allow/Deny"`
-	ExpiresIn int64       `json:"expires_in,omitempty" jsonschema:"seconds until the request expires unanswered; the server default when 0"`
+	Title     string       `json:"title" jsonschema:"what the operator is asked to approve, in one line"`
+	Summary   string       `json:"summary,omitempty" jsonschema:"a few lines of context: why, what happens if allowed"`
+	Detail    string       `json:"detail,omitempty" jsonschema:"the full detail (a diff, a command, a plan)"`
+	Options   []api.Option `json:"options,omitempty" jsonschema:"choices offered: id (lowercase, e.g. allow), label, effect (allow, deny or empty); default Allow/Deny"`
+	ExpiresIn int64        `json:"expires_in,omitempty" jsonschema:"seconds until the request expires unanswered; the server default when 0"`
 }
 
 type mcpWaitIn struct {
@@ -37,9 +38,9 @@ type mcpWaitIn struct {
 }
 
 type mcpWaitOut struct {
-	Waited  int        `json:"waited" jsonschema:"whole seconds this call actually waited (at most 50, even when seconds asked for more)"`
-	Decided bool       `json:"decided" jsonschema:"true once the request is no longer open: read request.status, request.decision and request.note"`
-	Request apiRequest `json:"request"`
+	Waited  int         `json:"waited" jsonschema:"whole seconds this call actually waited (at most 50, even when seconds asked for more)"`
+	Decided bool        `json:"decided" jsonschema:"true once the request is no longer open: read request.status, request.decision and request.note"`
+	Request api.Request `json:"request"`
 }
 
 type mcpIDIn struct {
@@ -92,9 +93,9 @@ func (s *Server) mcpVisible(ctx context.Context, id string) (*models.Request, er
 	return r, mcpError(err)
 }
 
-func (s *Server) mcpRequestApproval(ctx context.Context, _ *mcp.CallToolRequest, in mcpRequestApprovalIn) (*mcp.CallToolResult, apiRequest, error) {
+func (s *Server) mcpRequestApproval(ctx context.Context, _ *mcp.CallToolRequest, in mcpRequestApprovalIn) (*mcp.CallToolResult, api.Request, error) {
 	if in.ExpiresIn < 0 {
-		return nil, apiRequest{}, invalid("expires_in must be a positive number of seconds")
+		return nil, api.Request{}, invalid("expires_in must be a positive number of seconds")
 	}
 	opts := toModelOptions(in.Options)
 	if len(opts) == 0 {
@@ -105,7 +106,7 @@ func (s *Server) mcpRequestApproval(ctx context.Context, _ *mcp.CallToolRequest,
 		Source: "session", ExpiresIn: time.Duration(in.ExpiresIn) * time.Second,
 	})
 	if err != nil {
-		return nil, apiRequest{}, err
+		return nil, api.Request{}, err
 	}
 	return nil, toAPIRequest(r), nil
 }
@@ -158,10 +159,10 @@ func (s *Server) mcpWaitForDecision(ctx context.Context, req *mcp.CallToolReques
 	return nil, mcpWaitOut{Waited: waited, Decided: !r.Open(), Request: toAPIRequest(r)}, nil
 }
 
-func (s *Server) mcpGetRequest(ctx context.Context, _ *mcp.CallToolRequest, in mcpIDIn) (*mcp.CallToolResult, apiRequest, error) {
+func (s *Server) mcpGetRequest(ctx context.Context, _ *mcp.CallToolRequest, in mcpIDIn) (*mcp.CallToolResult, api.Request, error) {
 	r, err := s.mcpVisible(ctx, in.ID)
 	if err != nil {
-		return nil, apiRequest{}, err
+		return nil, api.Request{}, err
 	}
 	return nil, toAPIRequest(r), nil
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/gatehousehq/gatehouse/views"
 	"github.com/labstack/echo/v4"
@@ -21,7 +22,7 @@ func (s *Server) decideFromPage(c echo.Context) error {
 		return s.answerPage(c, id, nil, invalid("version is missing: reload the page and try again"))
 	}
 	decision, answer, note := c.FormValue("decision"), c.FormValue("answer"), c.FormValue("note")
-	r, err := s.Decide(c, id, decideInput{Version: &v, Decision: &decision, Answer: &answer, Note: &note})
+	r, err := s.Decide(c, id, api.Decide{Version: &v, Decision: &decision, Answer: &answer, Note: &note})
 	return s.answerPage(c, id, r, err)
 }
 

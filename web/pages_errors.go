@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/gatehousehq/gatehouse/views"
 	"github.com/labstack/echo/v4"
@@ -11,7 +12,7 @@ import (
 
 // renderErrorPage is how handleError answers a browser: a session that ended
 // goes to the login form; anything else is a notice on a plain page.
-func (s *Server) renderErrorPage(c echo.Context, status int, body errorBody) error {
+func (s *Server) renderErrorPage(c echo.Context, status int, body api.ErrorBody) error {
 	if status == http.StatusUnauthorized && c.Request().Method == http.MethodGet {
 		return c.Redirect(http.StatusSeeOther, "/login")
 	}

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/api"
+
 	"github.com/PuerkitoBio/goquery"
 	"github.com/gatehousehq/gatehouse/client"
 	"github.com/gatehousehq/gatehouse/models"
@@ -73,12 +75,12 @@ func newPageEnv(t testing.TB, store *models.Store, changes *models.Changes, srv 
 }
 
 // file files a permission request as the agent.
-func (e *pageEnv) file(title string, mods ...func(*client.NewRequest)) *client.Request {
+func (e *pageEnv) file(title string, mods ...func(*api.NewRequest)) *api.Request {
 	e.t.Helper()
-	n := client.NewRequest{
+	n := api.NewRequest{
 		Kind: "permission", Title: title, Summary: "The agent wants to run a command", Risk: "high",
 		Tool: "Bash", Command: "go test ./...", SourceRef: map[string]string{"session": "s-1", "turn": "3"},
-		Options: []client.Option{{ID: "once", Label: "Allow once", Effect: "allow"}, {ID: "deny", Label: "Deny", Effect: "deny"}},
+		Options: []api.Option{{ID: "once", Label: "Allow once", Effect: "allow"}, {ID: "deny", Label: "Deny", Effect: "deny"}},
 	}
 	for _, m := range mods {
 		m(&n)

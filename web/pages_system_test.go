@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gatehousehq/gatehouse/api"
+
 	"github.com/gatehousehq/gatehouse/client"
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/gatehousehq/gatehouse/models/modelstest"
@@ -55,7 +57,7 @@ func TestSystemPage(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rt, err := client.New(e.url, rtSecret).RegisterRuntime(ctx, client.RuntimeRegistration{Name: "laptop", Machine: "m1", CallbackURL: "http://127.0.0.1:1/hook"})
+		rt, err := client.New(e.url, rtSecret).RegisterRuntime(ctx, api.RuntimeRegistration{Name: "laptop", Machine: "m1", CallbackURL: "http://127.0.0.1:1/hook"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,9 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/api"
+
 	"github.com/PuerkitoBio/goquery"
 
-	"github.com/gatehousehq/gatehouse/client"
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/gatehousehq/gatehouse/models/modelstest"
 	"github.com/gatehousehq/gatehouse/web"
@@ -123,7 +124,7 @@ func TestPageInbox(t *testing.T) {
 	b := e.browser()
 	e.login(b)
 	a := e.file("Run the tests")
-	q := e.file("Which branch?", func(n *client.NewRequest) { n.Kind, n.Risk, n.AllowAnswer = "question", "low", true })
+	q := e.file("Which branch?", func(n *api.NewRequest) { n.Kind, n.Risk, n.AllowAnswer = "question", "low", true })
 	decided := e.file("Push it")
 	if _, err := e.operator.Decide(context.Background(), decided.ID, decided.Version, "deny", ""); err != nil {
 		t.Fatal(err)
@@ -238,7 +239,7 @@ func TestPageDecide(t *testing.T) {
 		e := startPage(t, dialect)
 		b := e.browser()
 		csrf := e.login(b)
-		form := func(r *client.Request, decision string, version int) url.Values {
+		form := func(r *api.Request, decision string, version int) url.Values {
 			return url.Values{"csrf": {csrf}, "version": {strconv.Itoa(version)}, "decision": {decision}, "note": {"use the staging DB"}, "back": {"/"}}
 		}
 
@@ -321,7 +322,7 @@ func TestPageDecide(t *testing.T) {
 		})
 
 		t.Run("expired shows expired", func(t *testing.T) {
-			r := e.file("Soon gone", func(n *client.NewRequest) { n.ExpiresIn = 1 })
+			r := e.file("Soon gone", func(n *api.NewRequest) { n.ExpiresIn = new(int64(1)) })
 			clock := e.store.Now
 			e.store.Now = func() time.Time { return r.ExpiresAt.Add(time.Second) }
 			defer func() { e.store.Now = clock }()
@@ -335,7 +336,7 @@ func TestPageDecide(t *testing.T) {
 		})
 
 		t.Run("an answer and a dismissal", func(t *testing.T) {
-			q := e.file("Which branch?", func(n *client.NewRequest) { n.Kind, n.AllowAnswer, n.Options = "question", true, nil })
+			q := e.file("Which branch?", func(n *api.NewRequest) { n.Kind, n.AllowAnswer, n.Options = "question", true, nil })
 			f := url.Values{"csrf": {csrf}, "version": {strconv.Itoa(q.Version)}, "decision": {""}, "answer": {"main"}}
 			if res := e.postForm(b, "/requests/"+q.ID+"/decide", f, nil); res.StatusCode != http.StatusSeeOther {
 				t.Fatalf("answer = %d", res.StatusCode)
@@ -343,7 +344,7 @@ func TestPageDecide(t *testing.T) {
 			if got, _ := e.agent.Get(context.Background(), q.ID); got.Answer == nil || *got.Answer != "main" {
 				t.Fatalf("answer = %v", got.Answer)
 			}
-			w := e.file("Waiting on CI", func(n *client.NewRequest) { n.Kind, n.Options = "waiting", nil })
+			w := e.file("Waiting on CI", func(n *api.NewRequest) { n.Kind, n.Options = "waiting", nil })
 			if res := e.postForm(b, "/requests/"+w.ID+"/dismiss", url.Values{"csrf": {csrf}}, nil); res.StatusCode != http.StatusSeeOther {
 				t.Fatalf("dismiss = %d", res.StatusCode)
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/labstack/echo/v4"
 )
@@ -18,74 +19,19 @@ type Grants interface {
 // DefaultMaxPendingWait caps a middleware's max_wait unless Config says otherwise.
 const DefaultMaxPendingWait = time.Hour
 
-// pendingInput is the body of POST /v1/pending and POST /v1/pending/claim. A
-// claim matches on the digest alone, so it ignores pending_id and max_wait; it
-// accepts them so a middleware can send the same body twice.
-type pendingInput struct {
-	Sandbox    string `json:"sandbox"`
-	Policy     string `json:"policy"`
-	Middleware string `json:"middleware"`
-	Method     string `json:"method"`
-	Host       string `json:"host"`
-	Port       int    `json:"port"`
-	Path       string `json:"path"`
-	Query      string `json:"query"`
-	BodySHA256 string `json:"body_sha256"`
-	PendingID  string `json:"pending_id"`
-	MaxWait    *int64 `json:"max_wait"`
-}
-
-func (in pendingInput) target() models.Target {
+// toTarget is the exact request a filing or a claim names.
+func toTarget(in api.NewPending) models.Target {
 	return models.Target{Sandbox: in.Sandbox, Method: in.Method, Host: in.Host, Port: in.Port, Path: in.Path, Query: in.Query, BodySHA256: in.BodySHA256}
 }
 
-// pendingStatus is a grant as GET /v1/pending/{id} answers it.
-type pendingStatus struct {
-	PendingID string `json:"pending_id"`
-	Status    string `json:"status"` // pending, approved, denied, expired
-	Digest    string `json:"digest"`
-	ExpiresAt string `json:"expires_at"`
-	RequestID string `json:"request_id"`
-	Released  bool   `json:"released"`
-}
-
-func toPendingStatus(g *models.Grant, r *models.Request) pendingStatus {
-	return pendingStatus{
+// toPendingStatus is a grant as the API shows it.
+func toPendingStatus(g *models.Grant, r *models.Request) api.PendingStatus {
+	return api.PendingStatus{
 		PendingID: g.PendingID, Status: g.Status(r, time.Now()), Digest: g.Digest,
-		ExpiresAt: rfc3339(g.ExpiresAt), RequestID: g.RequestID, Released: g.State == models.GrantReleased,
+		ExpiresAt: g.ExpiresAt.UTC(), RequestID: g.RequestID, Released: g.State == models.GrantReleased,
 	}
 }
 
-// nextStep is one thing the agent can do next.
-type nextStep struct {
-	Action string `json:"action"`
-	Method string `json:"method,omitempty"`
-	URL    string `json:"url,omitempty"`
-	When   string `json:"when,omitempty"`
-	Detail string `json:"detail"`
-}
-
-// agentBody is what the sandbox hands the agent. Every sentence in it is fixed
-// text written here; the middleware's fields appear only as validated
-// identifiers (policy, middleware, pending_id) and times.
-type agentBody struct {
-	Error         string     `json:"error"`
-	Detail        string     `json:"detail"`
-	Policy        string     `json:"policy"`
-	Middleware    string     `json:"middleware"`
-	PendingID     string     `json:"pending_id"`
-	ExpiresAt     string     `json:"expires_at"`
-	NextSteps     []nextStep `json:"next_steps"`
-	AgentGuidance string     `json:"agent_guidance"`
-}
-
-// agentResponse is the HTTP response the sandbox should give the agent.
-type agentResponse struct {
-	Status int       `json:"status"`
-	Body   agentBody `json:"body"`
-}
-
-// The fixed words of the agent-facing bodies.
 const (
 	pendingDetail   = "This exact request needs a person's approval before it can be sent. Gatehouse has asked the operator. Nothing was sent."
 	pendingGuidance = "Do not change the request to get around this, and do not resend it in a loop. " +
@@ -102,11 +48,11 @@ const (
 )
 
 // agentPending is the 403 approval_pending response for a grant.
-func (s *Server) agentPending(g *models.Grant) agentResponse {
-	return agentResponse{Status: 403, Body: agentBody{
+func (s *Server) agentPending(g *models.Grant) api.AgentResponse {
+	return api.AgentResponse{Status: 403, Body: api.AgentBody{
 		Error: models.ECodeApprovalPending, Detail: pendingDetail, Policy: g.Policy, Middleware: g.Middleware,
-		PendingID: g.PendingID, ExpiresAt: rfc3339(g.ExpiresAt),
-		NextSteps: []nextStep{
+		PendingID: g.PendingID, ExpiresAt: g.ExpiresAt.UTC(),
+		NextSteps: []api.NextStep{
 			{Action: "wait", Method: "GET", URL: s.BaseURL() + "/v1/pending/" + g.PendingID + "/wait", Detail: waitDetail},
 			{Action: "retry", When: models.GrantApproved, Detail: retryDetail},
 		},
@@ -115,9 +61,9 @@ func (s *Server) agentPending(g *models.Grant) agentResponse {
 }
 
 // agentRefusal is the body of a claim refused for a denied or expired grant.
-func agentRefusal(code string, g *models.Grant) agentBody {
-	b := agentBody{Error: code, Detail: deniedDetail, Policy: g.Policy, Middleware: g.Middleware,
-		PendingID: g.PendingID, ExpiresAt: rfc3339(g.ExpiresAt), NextSteps: []nextStep{}, AgentGuidance: deniedGuidance}
+func agentRefusal(code string, g *models.Grant) api.AgentBody {
+	b := api.AgentBody{Error: code, Detail: deniedDetail, Policy: g.Policy, Middleware: g.Middleware,
+		PendingID: g.PendingID, ExpiresAt: g.ExpiresAt.UTC(), NextSteps: []api.NextStep{}, AgentGuidance: deniedGuidance}
 	if code == models.ECodeApprovalExpired {
 		b.Detail, b.AgentGuidance = expiredDetail, expiredGuidance
 	}

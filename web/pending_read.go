@@ -3,15 +3,10 @@ package web
 import (
 	"net/http"
 
+	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/labstack/echo/v4"
 )
-
-// pendingWaitBody is a grant's status plus whether the wait ran out.
-type pendingWaitBody struct {
-	pendingStatus
-	TimedOut bool `json:"timed_out"`
-}
 
 // getPending answers a grant's status.
 func (s *Server) getPending(c echo.Context) error {
@@ -35,7 +30,7 @@ func (s *Server) waitPending(c echo.Context) error {
 		return err
 	}
 	if st := toPendingStatus(g, r); st.Status != models.GrantPending {
-		return c.JSON(http.StatusOK, pendingWaitBody{pendingStatus: st})
+		return c.JSON(http.StatusOK, api.PendingWait{PendingStatus: st})
 	}
 	release, err := s.AcquireWaiter(c)
 	if err != nil {
@@ -46,5 +41,5 @@ func (s *Server) waitPending(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, pendingWaitBody{pendingStatus: toPendingStatus(g, r), TimedOut: timedOut})
+	return c.JSON(http.StatusOK, api.PendingWait{PendingStatus: toPendingStatus(g, r), TimedOut: timedOut})
 }

@@ -4,30 +4,14 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/labstack/echo/v4"
 )
 
-// decideInput is the body of POST /v1/requests/{id}/decide.
-type decideInput struct {
-	Version  *int    `json:"version"`
-	Decision *string `json:"decision"`
-	Answer   *string `json:"answer"`
-	Note     *string `json:"note"`
-}
-
-// attentionInput is the runtime-facing shape of the same decide.
-type attentionInput struct {
-	RequestID string  `json:"requestId"`
-	Version   *int    `json:"version"`
-	Decision  *string `json:"decision"`
-	Answer    *string `json:"answer"`
-	Note      *string `json:"note"`
-}
-
 // decideRequest records an operator's decision.
 func (s *Server) decideRequest(c echo.Context) error {
-	var in decideInput
+	var in api.Decide
 	if err := bindJSON(c, &in); err != nil {
 		return err
 	}
@@ -40,14 +24,14 @@ func (s *Server) decideRequest(c echo.Context) error {
 
 // decideAttention is decideRequest in the shape runtimes already speak.
 func (s *Server) decideAttention(c echo.Context) error {
-	var in attentionInput
+	var in api.AttentionDecide
 	if err := bindJSON(c, &in); err != nil {
 		return err
 	}
 	if in.RequestID == "" {
 		return invalid("requestId is required")
 	}
-	r, err := s.Decide(c, in.RequestID, decideInput{Version: in.Version, Decision: in.Decision, Answer: in.Answer, Note: in.Note})
+	r, err := s.Decide(c, in.RequestID, in.Decide)
 	if err != nil {
 		return err
 	}
@@ -56,7 +40,7 @@ func (s *Server) decideAttention(c echo.Context) error {
 
 // Decide validates and records an operator's decision for any route (API, the
 // runtime shape, the page's form).
-func (s *Server) Decide(c echo.Context, id string, in decideInput) (*models.Request, error) {
+func (s *Server) Decide(c echo.Context, id string, in api.Decide) (*models.Request, error) {
 	if in.Version == nil {
 		return nil, invalid("version is required: the version of the request you decided on")
 	}

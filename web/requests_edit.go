@@ -4,22 +4,14 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/labstack/echo/v4"
 )
 
-type patchInput struct {
-	Version       int          `json:"version"`
-	Title         *string      `json:"title"`
-	Summary       *string      `json:"summary"`
-	Detail        *string      `json:"detail"`
-	Options       *[]apiOption `json:"options"`
-	DefaultOption *string      `json:"default_option"`
-}
-
 // patchRequest lets the owner change the text or options of an open request.
 func (s *Server) patchRequest(c echo.Context) error {
-	var in patchInput
+	var in api.Patch
 	if err := bindJSON(c, &in); err != nil {
 		return err
 	}

@@ -6,29 +6,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/labstack/echo/v4"
 )
 
-// fileInput is the body of POST /v1/requests.
-type fileInput struct {
-	Kind          string            `json:"kind"`
-	Title         string            `json:"title"`
-	Summary       string            `json:"summary"`
-	Detail        string            `json:"detail"`
-	Risk          string            `json:"risk"`
-	Tool          string            `json:"tool"`
-	Command       string            `json:"command"`
-	Options       []apiOption       `json:"options"`
-	AllowAnswer   bool              `json:"allow_answer"`
-	DefaultOption string            `json:"default_option"`
-	Source        string            `json:"source"`
-	SourceRef     map[string]string `json:"source_ref"`
-	RuntimeID     *string           `json:"runtime_id"`
-	ExpiresIn     *int64            `json:"expires_in"`
-}
-
-func (in fileInput) toNewRequest() (models.NewRequest, error) {
+// toNewRequest is a filing body as the store takes it.
+func toNewRequest(in api.NewRequest) (models.NewRequest, error) {
 	n := models.NewRequest{
 		Kind: in.Kind, Title: in.Title, Summary: in.Summary, Detail: in.Detail, Risk: in.Risk,
 		Tool: in.Tool, Command: in.Command, Options: toModelOptions(in.Options), AllowAnswer: in.AllowAnswer,
@@ -46,11 +30,11 @@ func (in fileInput) toNewRequest() (models.NewRequest, error) {
 // fileRequest files a request: 201 with the record, or 200 with the first record
 // when an Idempotency-Key repeats.
 func (s *Server) fileRequest(c echo.Context) error {
-	var in fileInput
+	var in api.NewRequest
 	if err := bindJSON(c, &in); err != nil {
 		return err
 	}
-	n, err := in.toNewRequest()
+	n, err := toNewRequest(in)
 	if err != nil {
 		return err
 	}

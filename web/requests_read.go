@@ -4,14 +4,10 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/labstack/echo/v4"
 )
-
-type listBody struct {
-	Requests   []apiRequest `json:"requests"`
-	NextCursor string       `json:"next_cursor"`
-}
 
 // listRequests lists requests newest first; callers other than operators see
 // only their own.
@@ -34,7 +30,7 @@ func (s *Server) listRequests(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := listBody{Requests: make([]apiRequest, len(rows)), NextCursor: next}
+	out := api.List{Requests: make([]api.Request, len(rows)), NextCursor: next}
 	for i := range rows {
 		out.Requests[i] = toAPIRequest(&rows[i])
 	}

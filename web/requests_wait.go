@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/labstack/echo/v4"
 )
@@ -16,12 +17,6 @@ const (
 	MaxWait     = 300
 	DefaultWait = 60
 )
-
-// waitBody is the record plus whether the wait ran out.
-type waitBody struct {
-	apiRequest
-	TimedOut bool `json:"timed_out"`
-}
 
 // ParseTimeout reads ?timeout=S (MinWait..MaxWait, default DefaultWait).
 func ParseTimeout(c echo.Context) (time.Duration, error) {
@@ -50,7 +45,7 @@ func (s *Server) waitRequest(c echo.Context) error {
 		return err
 	}
 	if !r.Open() { // settled: the answer needs no wait, and so no waiter slot
-		return c.JSON(http.StatusOK, waitBody{apiRequest: toAPIRequest(r)})
+		return c.JSON(http.StatusOK, api.Wait{Request: toAPIRequest(r)})
 	}
 	release, err := s.AcquireWaiter(c)
 	if err != nil {
@@ -66,7 +61,7 @@ func (s *Server) waitRequest(c echo.Context) error {
 	if !timedOut && r.ResolvedAt != nil {
 		s.metrics.release.Observe(time.Since(*r.ResolvedAt).Seconds())
 	}
-	return c.JSON(http.StatusOK, waitBody{apiRequest: toAPIRequest(r), TimedOut: timedOut})
+	return c.JSON(http.StatusOK, api.Wait{Request: toAPIRequest(r), TimedOut: timedOut})
 }
 
 // WaitChange waits until done(current, first) holds for request id, the timeout

@@ -11,6 +11,7 @@ import (
 func (s *Server) routes() {
 	e := s.echo
 	e.GET("/healthz", s.healthz)
+	e.GET("/openapi.json", s.serveOpenAPI)
 
 	operator := requireRoles(models.RoleOperator)
 	filers := requireRoles(models.RoleRuntime, models.RoleAgent)

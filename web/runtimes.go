@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/labstack/echo/v4"
 )
@@ -19,40 +20,15 @@ type RuntimeStore interface {
 	SigningKey(ctx context.Context) (*models.ServerKey, error)
 }
 
-// runtimeInput is the body of POST /v1/runtimes.
-type runtimeInput struct {
-	Name        string `json:"name"`
-	Machine     string `json:"machine"`
-	CallbackURL string `json:"callback_url"`
-}
-
-type apiForwarding struct {
-	LastResult          string  `json:"last_result"`
-	LastResultAt        *string `json:"last_result_at"`
-	ConsecutiveFailures int     `json:"consecutive_failures"`
-	Pending             int64   `json:"pending"`
-}
-
-// apiRuntime is a runtime as the API shows it, with its forwarding health.
-type apiRuntime struct {
-	ID          string        `json:"id"`
-	Name        string        `json:"name"`
-	Machine     string        `json:"machine"`
-	CallbackURL string        `json:"callback_url"`
-	CreatedAt   string        `json:"created_at"`
-	LastSeenAt  string        `json:"last_seen_at"`
-	Forwarding  apiForwarding `json:"forwarding"`
-}
-
-func toAPIRuntime(rt *models.Runtime, pending int64) apiRuntime {
-	out := apiRuntime{
+// toAPIRuntime is a runtime as the API shows it, with its forwarding health.
+func toAPIRuntime(rt *models.Runtime, pending int64) api.Runtime {
+	out := api.Runtime{
 		ID: rt.ID, Name: rt.Name, Machine: rt.Machine, CallbackURL: rt.CallbackURL,
-		CreatedAt: rfc3339(rt.CreatedAt), LastSeenAt: rfc3339(rt.LastSeenAt),
-		Forwarding: apiForwarding{LastResult: rt.LastResult, ConsecutiveFailures: rt.Failures, Pending: pending},
+		CreatedAt: rt.CreatedAt.UTC(), LastSeenAt: rt.LastSeenAt.UTC(),
+		Forwarding: api.Forwarding{LastResult: rt.LastResult, ConsecutiveFailures: rt.Failures, Pending: pending},
 	}
 	if rt.LastResultAt != nil {
-		at := rfc3339(*rt.LastResultAt)
-		out.Forwarding.LastResultAt = &at
+		out.Forwarding.LastResultAt = utcPtr(*rt.LastResultAt)
 	}
 	return out
 }
@@ -60,7 +36,7 @@ func toAPIRuntime(rt *models.Runtime, pending int64) apiRuntime {
 // registerRuntime registers the caller's runtime (201), or updates the one it
 // registered under the same name (200).
 func (s *Server) registerRuntime(c echo.Context) error {
-	var in runtimeInput
+	var in api.RuntimeRegistration
 	if err := bindJSON(c, &in); err != nil {
 		return err
 	}
@@ -85,11 +61,11 @@ func (s *Server) listRuntimes(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := make([]apiRuntime, len(rows))
+	out := api.Runtimes{Runtimes: make([]api.Runtime, len(rows))}
 	for i := range rows {
-		out[i] = toAPIRuntime(&rows[i].Runtime, rows[i].Pending)
+		out.Runtimes[i] = toAPIRuntime(&rows[i].Runtime, rows[i].Pending)
 	}
-	return c.JSON(http.StatusOK, map[string]any{"runtimes": out})
+	return c.JSON(http.StatusOK, out)
 }
 
 // ownRuntime loads a runtime the caller registered, or answers not_found.

@@ -5,27 +5,13 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/labstack/echo/v4"
 )
 
 // feedPage is the most decisions one feed answer carries.
 const feedPage = 100
-
-type apiFeedDecision struct {
-	RequestID string  `json:"requestId"`
-	Version   int     `json:"version"`
-	Decision  *string `json:"decision"`
-	Answer    *string `json:"answer"`
-	Note      *string `json:"note"`
-	DecidedAt string  `json:"decided_at"`
-	Cursor    string  `json:"cursor"`
-}
-
-type feedBody struct {
-	Decisions []apiFeedDecision `json:"decisions"`
-	Cursor    string            `json:"cursor"`
-}
 
 // feedDecisions is a runtime's pull feed: the decisions on its requests after
 // ?after=CURSOR, at once if there are any, else as soon as one commits, else an
@@ -60,11 +46,11 @@ func (s *Server) feedDecisions(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := feedBody{Decisions: make([]apiFeedDecision, len(rows)), Cursor: strconv.FormatInt(after, 10)}
+	out := api.DecisionPage{Decisions: make([]api.Decision, len(rows)), Cursor: strconv.FormatInt(after, 10)}
 	for i, f := range rows {
 		cur := strconv.FormatInt(f.Seq, 10)
-		out.Decisions[i] = apiFeedDecision{RequestID: f.RequestID, Version: f.Version, Decision: f.Decision,
-			Answer: f.Answer, Note: f.Note, DecidedAt: rfc3339(f.DecidedAt), Cursor: cur}
+		out.Decisions[i] = api.Decision{RequestID: f.RequestID, Version: f.Version, Decision: f.Decision,
+			Answer: f.Answer, Note: f.Note, DecidedAt: utcPtr(f.DecidedAt), Cursor: cur}
 		out.Cursor = cur
 	}
 	return c.JSON(http.StatusOK, out)

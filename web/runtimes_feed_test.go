@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/api"
+
 	"github.com/gatehousehq/gatehouse/client"
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/gatehousehq/gatehouse/models/modelstest"
@@ -29,9 +31,9 @@ func newFeedRig(t *testing.T, dialect string) *feedRig {
 
 // startFeed long-polls a runtime's feed from the start in the background and
 // returns once the server holds the wait.
-func (f *feedRig) startFeed(t *testing.T, c *client.Client, runtimeID string) <-chan *client.DecisionPage {
+func (f *feedRig) startFeed(t *testing.T, c *client.Client, runtimeID string) <-chan *api.DecisionPage {
 	t.Helper()
-	out := make(chan *client.DecisionPage, 1)
+	out := make(chan *api.DecisionPage, 1)
 	go func() {
 		// Long enough that an answer by timeout is an empty page, not a pass.
 		p, err := c.Decisions(bg, runtimeID, "", 10*time.Second)
@@ -44,16 +46,16 @@ func (f *feedRig) startFeed(t *testing.T, c *client.Client, runtimeID string) <-
 	return out
 }
 
-func fileFor(t *testing.T, c *client.Client, runtimeID string) *client.Request {
+func fileFor(t *testing.T, c *client.Client, runtimeID string) *api.Request {
 	t.Helper()
-	r, err := c.File(bg, client.NewRequest{Title: "git push", Options: allowDeny(), RuntimeID: &runtimeID}, "")
+	r, err := c.File(bg, api.NewRequest{Title: "git push", Options: allowDeny(), RuntimeID: &runtimeID}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	return r
 }
 
-func onlyDecision(t *testing.T, p *client.DecisionPage, id string) {
+func onlyDecision(t *testing.T, p *api.DecisionPage, id string) {
 	t.Helper()
 	if p == nil || len(p.Decisions) != 1 || p.Decisions[0].RequestID != id {
 		t.Fatalf("feed page = %+v, want the decision on %s", p, id)
@@ -64,7 +66,7 @@ func TestFeedWakesOnResync(t *testing.T) {
 	modelstest.Each(t, func(t *testing.T, dialect string) {
 		f := newFeedRig(t, dialect)
 		rtc := f.as(t, models.RoleRuntime)
-		rt, err := rtc.RegisterRuntime(bg, client.RuntimeRegistration{Name: "behind-nat", Machine: "m"})
+		rt, err := rtc.RegisterRuntime(bg, api.RuntimeRegistration{Name: "behind-nat", Machine: "m"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -87,11 +89,11 @@ func TestFeedWakesOnlyForItsRuntime(t *testing.T) {
 	modelstest.Each(t, func(t *testing.T, dialect string) {
 		f := newFeedRig(t, dialect)
 		op, rtA, rtB := f.as(t, models.RoleOperator), f.as(t, models.RoleRuntime), f.as(t, models.RoleRuntime)
-		a, err := rtA.RegisterRuntime(bg, client.RuntimeRegistration{Name: "a", Machine: "m"})
+		a, err := rtA.RegisterRuntime(bg, api.RuntimeRegistration{Name: "a", Machine: "m"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := rtB.RegisterRuntime(bg, client.RuntimeRegistration{Name: "b", Machine: "m"})
+		b, err := rtB.RegisterRuntime(bg, api.RuntimeRegistration{Name: "b", Machine: "m"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/api"
+
 	"github.com/gatehousehq/gatehouse/app"
 	"github.com/gatehousehq/gatehouse/client"
 	"github.com/gatehousehq/gatehouse/forward/forwardtest"
@@ -62,8 +64,8 @@ func (g *apiRig) as(t *testing.T, role string) *client.Client {
 	return client.New(g.url, secret)
 }
 
-func allowDeny() []client.Option {
-	return []client.Option{{ID: "once", Label: "Allow once", Effect: "allow"}, {ID: "deny", Label: "Deny", Effect: "deny"}}
+func allowDeny() []api.Option {
+	return []api.Option{{ID: "once", Label: "Allow once", Effect: "allow"}, {ID: "deny", Label: "Deny", Effect: "deny"}}
 }
 
 func status(err error) int {
@@ -89,30 +91,30 @@ func TestRuntimeRoutes(t *testing.T) {
 			}
 		})
 
-		var laptop *client.Runtime
+		var laptop *api.Runtime
 		t.Run("a runtime registers, and again under the same name updates", func(t *testing.T) {
 			var err error
-			laptop, err = rt1.RegisterRuntime(bg, client.RuntimeRegistration{Name: "laptop", Machine: "m1"})
+			laptop, err = rt1.RegisterRuntime(bg, api.RuntimeRegistration{Name: "laptop", Machine: "m1"})
 			if err != nil || laptop.ID == "" {
 				t.Fatalf("register: %v", err)
 			}
-			again, err := rt1.RegisterRuntime(bg, client.RuntimeRegistration{Name: "laptop", Machine: "m2", CallbackURL: "http://127.0.0.1:1"})
+			again, err := rt1.RegisterRuntime(bg, api.RuntimeRegistration{Name: "laptop", Machine: "m2", CallbackURL: "http://127.0.0.1:1"})
 			if err != nil || again.ID != laptop.ID || again.Machine != "m2" {
 				t.Fatalf("again: %+v %v", again, err)
 			}
-			if _, err := rt1.RegisterRuntime(bg, client.RuntimeRegistration{Name: "x", Machine: "m", CallbackURL: "not a url"}); status(err) != 400 {
+			if _, err := rt1.RegisterRuntime(bg, api.RuntimeRegistration{Name: "x", Machine: "m", CallbackURL: "not a url"}); status(err) != 400 {
 				t.Fatalf("bad callback: %v, want 400", err)
 			}
-			if _, err := ag.RegisterRuntime(bg, client.RuntimeRegistration{Name: "x", Machine: "m"}); status(err) != 403 {
+			if _, err := ag.RegisterRuntime(bg, api.RuntimeRegistration{Name: "x", Machine: "m"}); status(err) != 403 {
 				t.Fatalf("agent: %v, want 403", err)
 			}
 		})
 
 		t.Run("operators see every runtime, a runtime itself", func(t *testing.T) {
-			if _, err := rt2.RegisterRuntime(bg, client.RuntimeRegistration{Name: "ci", Machine: "m3"}); err != nil {
+			if _, err := rt2.RegisterRuntime(bg, api.RuntimeRegistration{Name: "ci", Machine: "m3"}); err != nil {
 				t.Fatal(err)
 			}
-			var all, own struct{ Runtimes []client.Runtime }
+			var all, own struct{ Runtimes []api.Runtime }
 			if err := op.Do(bg, http.MethodGet, "/v1/runtimes", nil, nil, &all); err != nil {
 				t.Fatal(err)
 			}
@@ -126,10 +128,10 @@ func TestRuntimeRoutes(t *testing.T) {
 
 		t.Run("a request may name only the filer's runtime", func(t *testing.T) {
 			rid := laptop.ID
-			if _, err := rt2.File(bg, client.NewRequest{Title: "x", Options: allowDeny(), RuntimeID: &rid}, ""); status(err) != 400 {
+			if _, err := rt2.File(bg, api.NewRequest{Title: "x", Options: allowDeny(), RuntimeID: &rid}, ""); status(err) != 400 {
 				t.Fatalf("someone else's runtime: %v, want 400", err)
 			}
-			if _, err := rt1.File(bg, client.NewRequest{Title: "x", Options: allowDeny(), RuntimeID: &rid}, ""); err != nil {
+			if _, err := rt1.File(bg, api.NewRequest{Title: "x", Options: allowDeny(), RuntimeID: &rid}, ""); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -154,13 +156,13 @@ func TestWaitersAreNotHeldForForwarding(t *testing.T) {
 		op, rtc := g.as(t, models.RoleOperator), g.as(t, models.RoleRuntime)
 		entered, release := make(chan struct{}, 1), make(chan struct{})
 		register := func(callback string) string {
-			rt, err := rtc.RegisterRuntime(bg, client.RuntimeRegistration{Name: "slow", Machine: "m", CallbackURL: callback})
+			rt, err := rtc.RegisterRuntime(bg, api.RuntimeRegistration{Name: "slow", Machine: "m", CallbackURL: callback})
 			if err != nil {
 				t.Fatal(err)
 			}
 			return rt.ID
 		}
-		rs := forwardtest.NewRuntime(t, g.key, register, nil, func(context.Context, client.Decision) error {
+		rs := forwardtest.NewRuntime(t, g.key, register, nil, func(context.Context, api.Decision) error {
 			entered <- struct{}{}
 			<-release // the runtime is slow to act
 			return nil
@@ -168,11 +170,11 @@ func TestWaitersAreNotHeldForForwarding(t *testing.T) {
 		defer close(release)
 		rid := rs.RuntimeID
 		events := g.attempts
-		r, err := rtc.File(bg, client.NewRequest{Title: "git push", Options: allowDeny(), RuntimeID: &rid}, "")
+		r, err := rtc.File(bg, api.NewRequest{Title: "git push", Options: allowDeny(), RuntimeID: &rid}, "")
 		if err != nil {
 			t.Fatal(err)
 		}
-		waited := make(chan *client.Request, 1)
+		waited := make(chan *api.Wait, 1)
 		go func() {
 			w, err := rtc.Wait(bg, r.ID, 60*time.Second)
 			if err != nil {
@@ -205,33 +207,33 @@ func TestPullFeed(t *testing.T) {
 	modelstest.Each(t, func(t *testing.T, dialect string) {
 		g := newAPI(t, dialect)
 		op, rtc := g.as(t, models.RoleOperator), g.as(t, models.RoleRuntime)
-		rt, err := rtc.RegisterRuntime(bg, client.RuntimeRegistration{Name: "behind-nat", Machine: "m"})
+		rt, err := rtc.RegisterRuntime(bg, api.RuntimeRegistration{Name: "behind-nat", Machine: "m"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		file := func() *client.Request {
-			r, err := rtc.File(bg, client.NewRequest{Title: "git push", Options: allowDeny(), RuntimeID: &rt.ID}, "")
+		file := func() *api.Request {
+			r, err := rtc.File(bg, api.NewRequest{Title: "git push", Options: allowDeny(), RuntimeID: &rt.ID}, "")
 			if err != nil {
 				t.Fatal(err)
 			}
 			return r
 		}
-		decide := func(r *client.Request) {
+		decide := func(r *api.Request) {
 			if _, err := op.Decide(bg, r.ID, 1, "once", "ok"); err != nil {
 				t.Fatal(err)
 			}
 		}
-		reqs := []*client.Request{file(), file(), file(), file()}
+		reqs := []*api.Request{file(), file(), file(), file()}
 		decide(reqs[0])
 		decide(reqs[1])
 
 		var mu sync.Mutex
 		saved := ""
-		got := make(chan client.Decision, 16)
+		got := make(chan api.Decision, 16)
 		run := func() func() {
 			ctx, cancel := context.WithCancel(bg)
 			loop := &client.PullLoop{Client: rtc, RuntimeID: rt.ID, Wait: 30 * time.Second, Backoff: time.Millisecond,
-				Handle: func(_ context.Context, d client.Decision) error { got <- d; return nil },
+				Handle: func(_ context.Context, d api.Decision) error { got <- d; return nil },
 				LoadCursor: func(context.Context) (string, error) {
 					mu.Lock()
 					defer mu.Unlock()

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/api"
+
 	"github.com/gatehousehq/gatehouse/client"
 )
 
@@ -23,7 +25,7 @@ const (
 )
 
 // optionFlags collects repeated --option id:label[:effect].
-type optionFlags []client.Option
+type optionFlags []api.Option
 
 func (o *optionFlags) String() string { return fmt.Sprint(*o) }
 
@@ -32,7 +34,7 @@ func (o *optionFlags) Set(v string) error {
 	if len(parts) < 2 || parts[0] == "" || parts[1] == "" {
 		return errors.New("want id:label or id:label:effect")
 	}
-	opt := client.Option{ID: parts[0], Label: parts[1]}
+	opt := api.Option{ID: parts[0], Label: parts[1]}
 	if len(parts) == 3 {
 		opt.Effect = parts[2]
 	}
@@ -67,8 +69,8 @@ func runAsk(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	if len(opts) == 0 {
 		opts = optionFlags{{ID: "allow", Label: "Allow", Effect: "allow"}, {ID: "deny", Label: "Deny", Effect: "deny"}}
 	}
-	n := client.NewRequest{Kind: *kind, Title: *title, Summary: *summary, Risk: *risk, Options: opts, Source: "host",
-		ExpiresIn: int64(max(*timeout/time.Second, 1))}
+	n := api.NewRequest{Kind: *kind, Title: *title, Summary: *summary, Risk: *risk, Options: opts, Source: "host",
+		ExpiresIn: new(int64(max(*timeout/time.Second, 1)))}
 	if *detailFile != "" {
 		b, err := os.ReadFile(*detailFile)
 		if err != nil {
@@ -102,7 +104,7 @@ func runAsk(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	return reportDecision(final, *asJSON, stdout)
 }
 
-func reportDecision(r *client.Request, asJSON bool, stdout io.Writer) int {
+func reportDecision(r *api.Request, asJSON bool, stdout io.Writer) int {
 	if asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")

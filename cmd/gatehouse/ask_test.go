@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gatehousehq/gatehouse/client"
+	"github.com/gatehousehq/gatehouse/api"
 )
 
 func askArgs(ts *testServer, extra ...string) []string {
@@ -52,7 +52,7 @@ func TestAsk(t *testing.T) {
 		if res.code != exitDeny {
 			t.Fatalf("exit %d: %s", res.code, res.stderr)
 		}
-		var r client.Request
+		var r api.Request
 		if err := json.Unmarshal([]byte(res.stdout), &r); err != nil {
 			t.Fatalf("stdout is not a record: %v\n%s", err, res.stdout)
 		}

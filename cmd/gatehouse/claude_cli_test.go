@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/client"
 	"github.com/gatehousehq/gatehouse/cmd/gatehouse/gatehousetest"
 	"github.com/gatehousehq/gatehouse/models"
@@ -185,12 +186,12 @@ func newGatehouse(t *testing.T) *gatehouse {
 
 // decideEach decides every request filed while the CLI runs, in order, with
 // the options given (id and note); it returns the records as decided.
-func (g *gatehouse) decideEach(t *testing.T, decisions ...[2]string) <-chan []*client.Request {
+func (g *gatehouse) decideEach(t *testing.T, decisions ...[2]string) <-chan []*api.Request {
 	sub := g.env.Changes.Subscribe(64)
-	done := make(chan []*client.Request, 1)
+	done := make(chan []*api.Request, 1)
 	go func() {
 		defer sub.Close()
-		var out []*client.Request
+		var out []*api.Request
 		for _, d := range decisions {
 			for ch := range sub.C {
 				if ch.Action != "create" {
@@ -360,7 +361,7 @@ func TestRealClaudeCode(t *testing.T) {
 
 // awaitDecided returns the decided records once every expected request was
 // filed and decided.
-func awaitDecided(t *testing.T, decided <-chan []*client.Request) []*client.Request {
+func awaitDecided(t *testing.T, decided <-chan []*api.Request) []*api.Request {
 	t.Helper()
 	select {
 	case rs := <-decided:

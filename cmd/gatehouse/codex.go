@@ -11,6 +11,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/client"
 	"github.com/gatehousehq/gatehouse/codexbridge"
 )
@@ -75,7 +76,7 @@ func serveBridgeCallback(ctx context.Context, c *client.Client, b *codexbridge.B
 	if publicURL == "" {
 		publicURL = "http://" + ln.Addr().String()
 	}
-	rt, err := c.RegisterRuntime(ctx, client.RuntimeRegistration{Name: name, Machine: machine, CallbackURL: publicURL})
+	rt, err := c.RegisterRuntime(ctx, api.RuntimeRegistration{Name: name, Machine: machine, CallbackURL: publicURL})
 	if err != nil {
 		ln.Close()
 		return nil, fmt.Errorf("register runtime: %w", err)
@@ -88,7 +89,7 @@ func serveBridgeCallback(ctx context.Context, c *client.Client, b *codexbridge.B
 	b.RuntimeID = rt.ID
 	fmt.Fprintf(stderr, "gatehouse codex: runtime %s registered as %s, callback %s\n", rt.Name, rt.ID, publicURL)
 	mux := http.NewServeMux()
-	mux.Handle("POST "+client.DecidePath, &client.Handler{Keys: keys, RuntimeID: rt.ID, OnDecision: b.OnDecision})
+	mux.Handle("POST "+api.DecidePath, &client.Handler{Keys: keys, RuntimeID: rt.ID, OnDecision: b.OnDecision})
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan struct{})
 	go func() {

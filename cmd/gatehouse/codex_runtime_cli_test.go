@@ -24,7 +24,6 @@ func forwardingServer(t *testing.T) (*testServer, string) {
 	e := webtest.New(t, "sqlite", web.Config{})
 	s, changes := e.Store, e.Changes
 	ctx := context.Background()
-	api := struct{ URL string }{e.URL}
 	_, rt, err := s.CreateToken(ctx, models.RoleRuntime, "codex-laptop")
 	if err != nil {
 		t.Fatal(err)
@@ -33,7 +32,7 @@ func forwardingServer(t *testing.T) (*testServer, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &testServer{URL: api.URL, Agent: rt, Store: s, Changes: changes, Operator: client.New(api.URL, op)}, rt
+	return &testServer{URL: e.URL, Agent: rt, Store: s, Changes: changes, Operator: client.New(e.URL, op)}, rt
 }
 
 // forwarded waits until the forward of the request's decision has an outcome.

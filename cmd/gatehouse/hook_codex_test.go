@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/client"
 	"github.com/gatehousehq/gatehouse/models"
 )
@@ -33,7 +34,7 @@ func codexHookArgs(url, token, timeout string) []string {
 
 // decidedCodexHook runs the Codex hook on a fixture, decides its request
 // through the API, and returns what the hook printed and the final record.
-func decidedCodexHook(t *testing.T, ts *testServer, name, option, note string) (result, *client.Request) {
+func decidedCodexHook(t *testing.T, ts *testServer, name, option, note string) (result, *api.Request) {
 	t.Helper()
 	ids := ts.created(t)
 	done := start(codexHookArgs(ts.URL, ts.Agent, "1m"), codexFixture(t, name))
@@ -66,7 +67,7 @@ func TestHookCodexPermissionRequest(t *testing.T) {
 		if r.Source != "session" || !reflect.DeepEqual(r.SourceRef, wantRef) {
 			t.Fatalf("source %q ref %v", r.Source, r.SourceRef)
 		}
-		wantOpts := []client.Option{{ID: "once", Label: "Allow once", Effect: "allow"}, {ID: "deny", Label: "Deny", Effect: "deny"}}
+		wantOpts := []api.Option{{ID: "once", Label: "Allow once", Effect: "allow"}, {ID: "deny", Label: "Deny", Effect: "deny"}}
 		if !reflect.DeepEqual(r.Options, wantOpts) {
 			t.Fatalf("options = %v", r.Options)
 		}

@@ -7,7 +7,9 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/client"
+
 	"github.com/gatehousehq/gatehouse/models"
 )
 
@@ -32,7 +34,7 @@ func hookArgs(url, token, timeout string) []string {
 
 // decidedHook runs the hook on a fixture, decides its request through the
 // API, and returns what the hook printed.
-func decidedHook(t *testing.T, ts *testServer, name, option, note string) (result, *client.Request) {
+func decidedHook(t *testing.T, ts *testServer, name, option, note string) (result, *api.Request) {
 	t.Helper()
 	ids := ts.created(t)
 	done := start(hookArgs(ts.URL, ts.Agent, "1m"), fixture(t, name))
@@ -77,7 +79,7 @@ func TestHookPreToolUse(t *testing.T) {
 		if r.Source != "session" || !reflect.DeepEqual(r.SourceRef, wantRef) {
 			t.Fatalf("source %q ref %v", r.Source, r.SourceRef)
 		}
-		wantOpts := []client.Option{{ID: "once", Label: "Allow once", Effect: "allow"}, {ID: "deny", Label: "Deny", Effect: "deny"}}
+		wantOpts := []api.Option{{ID: "once", Label: "Allow once", Effect: "allow"}, {ID: "deny", Label: "Deny", Effect: "deny"}}
 		if !reflect.DeepEqual(r.Options, wantOpts) {
 			t.Fatalf("options = %v (no project suggestion in a PreToolUse input)", r.Options)
 		}
@@ -138,7 +140,7 @@ func checkAsk(t *testing.T, res result) {
 func TestHookPermissionRequest(t *testing.T) {
 	t.Run("offers the session and project scopes from the suggestion, each showing its rule", func(t *testing.T) {
 		_, r := decidedHook(t, newTestServer(t), permissionRequest, "once", "")
-		wantOpts := []client.Option{
+		wantOpts := []api.Option{
 			{ID: "once", Label: "Allow once", Effect: "allow"},
 			{ID: "session", Label: "Allow for this session (allows Bash(git push *) until the session ends)", Effect: "allow"},
 			{ID: "project", Label: "Allow for project (saves Bash(git push *) to .claude/settings.local.json)", Effect: "allow"},
@@ -214,7 +216,7 @@ func TestHookAgentRelabelsItsRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	relabelled := []client.Option{{ID: "project", Label: "Allow once", Effect: "allow"}, {ID: "deny", Label: "Deny", Effect: "deny"}}
+	relabelled := []api.Option{{ID: "project", Label: "Allow once", Effect: "allow"}, {ID: "deny", Label: "Deny", Effect: "deny"}}
 	if err := agent.Do(context.Background(), "PATCH", "/v1/requests/"+id, nil, map[string]any{"version": r.Version, "options": relabelled}, nil); err != nil {
 		t.Fatalf("patch as the agent: %v", err)
 	}

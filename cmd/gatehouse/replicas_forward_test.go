@@ -8,7 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehousehq/gatehouse/client"
+	"github.com/gatehousehq/gatehouse/api"
+
 	"github.com/gatehousehq/gatehouse/cmd/gatehouse/gatehousetest"
 	"github.com/gatehousehq/gatehouse/models/modelstest"
 )
@@ -94,11 +95,11 @@ func TestReplicasForward(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	file := func(t *testing.T, s *gatehousetest.Server) *client.Request {
+	file := func(t *testing.T, s *gatehousetest.Server) *api.Request {
 		t.Helper()
-		r, err := s.Client(rtToken).File(ctx, client.NewRequest{
+		r, err := s.Client(rtToken).File(ctx, api.NewRequest{
 			Title: "Push to main", RuntimeID: &rt.ID,
-			Options: []client.Option{{ID: "once", Label: "Allow once", Effect: "allow"}, {ID: "deny", Label: "Deny", Effect: "deny"}},
+			Options: []api.Option{{ID: "once", Label: "Allow once", Effect: "allow"}, {ID: "deny", Label: "Deny", Effect: "deny"}},
 		}, "")
 		if err != nil {
 			t.Fatal(err)
@@ -107,7 +108,7 @@ func TestReplicasForward(t *testing.T) {
 	}
 	// delivered reads the request until its actuation is final: no replica may
 	// claim the forward after that, so the deliveries counted then are all.
-	delivered := func(t *testing.T, s *gatehousetest.Server, id string) *client.Request {
+	delivered := func(t *testing.T, s *gatehousetest.Server, id string) *api.Request {
 		t.Helper()
 		deadline := time.Now().Add(forwardGuard)
 		for time.Now().Before(deadline) {

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/api"
+
 	"github.com/PuerkitoBio/goquery"
 	"github.com/chromedp/chromedp"
 	"github.com/gatehousehq/gatehouse/client"
@@ -38,10 +40,10 @@ func TestReplicas(t *testing.T) {
 
 	filer, waiter := r1.Client(agentToken), r2.Client(agentToken)
 	op1, op2 := r1.Client(opToken), r2.Client(opToken)
-	file := func(t *testing.T, n client.NewRequest) *client.Request {
+	file := func(t *testing.T, n api.NewRequest) *api.Request {
 		t.Helper()
 		n.Title = "Push to main"
-		n.Options = []client.Option{{ID: "once", Label: "Allow once", Effect: "allow"}, {ID: "deny", Label: "Deny", Effect: "deny"}}
+		n.Options = []api.Option{{ID: "once", Label: "Allow once", Effect: "allow"}, {ID: "deny", Label: "Deny", Effect: "deny"}}
 		r, err := filer.File(ctx, n, "")
 		if err != nil {
 			t.Fatal(err)
@@ -50,7 +52,7 @@ func TestReplicas(t *testing.T) {
 	}
 	// waited is a long-poll's answer and when it came.
 	type waited struct {
-		r   *client.Request
+		r   *api.Wait
 		err error
 		at  time.Time
 	}
@@ -91,7 +93,7 @@ func TestReplicas(t *testing.T) {
 	}
 
 	t.Run("a decide on replica 1 releases a waiter on replica 2", func(t *testing.T) {
-		r := file(t, client.NewRequest{})
+		r := file(t, api.NewRequest{})
 		w := holdOn(t, r2, waiter, r.ID)
 		start := time.Now()
 		if _, err := op1.Decide(ctx, r.ID, r.Version, "once", ""); err != nil {
@@ -105,9 +107,9 @@ func TestReplicas(t *testing.T) {
 	})
 
 	t.Run("an edit on replica 1 releases a waiter on replica 2 with the record still open", func(t *testing.T) {
-		r := file(t, client.NewRequest{})
+		r := file(t, api.NewRequest{})
 		w := holdOn(t, r2, waiter, r.ID)
-		var edited client.Request
+		var edited api.Request
 		if err := filer.Do(ctx, "PATCH", "/v1/requests/"+r.ID, nil, map[string]any{"version": r.Version, "summary": "now with tags"}, &edited); err != nil {
 			t.Fatal(err)
 		}
@@ -118,7 +120,7 @@ func TestReplicas(t *testing.T) {
 	})
 
 	t.Run("a decide on replica 2 releases a waiter on replica 1", func(t *testing.T) {
-		r := file(t, client.NewRequest{})
+		r := file(t, api.NewRequest{})
 		w := holdOn(t, r1, filer, r.ID)
 		if _, err := op2.Decide(ctx, r.ID, r.Version, "deny", ""); err != nil {
 			t.Fatal(err)
@@ -129,7 +131,7 @@ func TestReplicas(t *testing.T) {
 	})
 
 	t.Run("a replica whose listen connection dropped reconnects and still releases its waiter", func(t *testing.T) {
-		r := file(t, client.NewRequest{})
+		r := file(t, api.NewRequest{})
 		w := holdOn(t, r2, waiter, r.ID)
 		if n := r2.Metric(t, opToken, "gatehouse_change_listens_total"); n != 1 {
 			t.Fatalf("replica 2 listened %v times before the drop, want 1", n)
@@ -154,7 +156,7 @@ func TestReplicas(t *testing.T) {
 		defer cancel()
 		page := openLivePage(pctx, t, r2, opToken, "/ws?status=open")
 		start := time.Now()
-		r := file(t, client.NewRequest{})
+		r := file(t, api.NewRequest{})
 		card := "#req-" + r.ID
 		page.await(pctx, t, func(doc *goquery.Document) bool {
 			return doc.Find(`div[hx-swap-oob="afterbegin:#inbox-list"] `+card).Length() == 1
@@ -173,7 +175,7 @@ func TestReplicas(t *testing.T) {
 	t.Run("a browser on the second replica sees a decide made on the first", func(t *testing.T) {
 		browser := openBrowser(t, r2, opToken)
 		start := time.Now()
-		r := file(t, client.NewRequest{})
+		r := file(t, api.NewRequest{})
 		card := chromedp.CSS("#req-" + r.ID)
 		browse(t, browser, "the card appears on replica 2", chromedp.WaitVisible(card))
 		t.Logf("filed on replica 1 -> card shown by Chromium on replica 2: %s", time.Since(start))
@@ -186,7 +188,7 @@ func TestReplicas(t *testing.T) {
 	})
 
 	t.Run("an expiry is settled once across replicas and releases waiters on both", func(t *testing.T) {
-		r := file(t, client.NewRequest{ExpiresIn: 1, DefaultOption: "deny"})
+		r := file(t, api.NewRequest{ExpiresIn: new(int64(1)), DefaultOption: "deny"})
 		w1, w2 := hold(filer, r.ID), hold(waiter, r.ID)
 		for _, got := range []waited{released(t, w1), released(t, w2)} {
 			if got.r.TimedOut || got.r.Status != "resolved" || got.r.DecidedVia == nil || *got.r.DecidedVia != "expiry" {

@@ -8,6 +8,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/gatehousehq/gatehouse/api"
+
 	"github.com/gatehousehq/gatehouse/models"
 )
 
@@ -72,19 +74,8 @@ func checkRules(path string, stdout, stderr io.Writer) int {
 // JSON works too: unknown fields are ignored). created_by stands for the filer,
 // e.g. "runtime:ci", which `runtime` in a rule can match.
 type testRequest struct {
-	Kind          string          `json:"kind"`
-	Title         string          `json:"title"`
-	Summary       string          `json:"summary"`
-	Detail        string          `json:"detail"`
-	Risk          string          `json:"risk"`
-	Tool          string          `json:"tool"`
-	Command       string          `json:"command"`
-	Options       []models.Option `json:"options"`
-	AllowAnswer   bool            `json:"allow_answer"`
-	DefaultOption string          `json:"default_option"`
-	RuntimeID     *string         `json:"runtime_id"`
-	CreatedBy     string          `json:"created_by"`
-	Source        string          `json:"source"`
+	api.NewRequest
+	CreatedBy string `json:"created_by"`
 }
 
 func testRules(path string, in io.Reader, stdout, stderr io.Writer) int {
@@ -99,12 +90,16 @@ func testRules(path string, in io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "request: %v\n", err)
 		return 1
 	}
+	var opts []models.Option
+	for _, o := range tr.Options {
+		opts = append(opts, models.Option(o))
+	}
 	if tr.Options == nil && !models.Silent(tr.Kind) && !(tr.Kind == models.KindQuestion && tr.AllowAnswer) {
-		tr.Options = []models.Option{{ID: "once", Label: "Allow once", Effect: models.EffectAllow}, {ID: "deny", Label: "Deny", Effect: models.EffectDeny}}
+		opts = []models.Option{{ID: "once", Label: "Allow once", Effect: models.EffectAllow}, {ID: "deny", Label: "Deny", Effect: models.EffectDeny}}
 		fmt.Fprintln(stdout, "the request names no options: testing with once (allow) and deny (deny)")
 	}
 	n := models.NewRequest{Kind: tr.Kind, Title: tr.Title, Summary: tr.Summary, Detail: tr.Detail, Risk: tr.Risk,
-		Tool: tr.Tool, Command: tr.Command, Options: tr.Options, AllowAnswer: tr.AllowAnswer,
+		Tool: tr.Tool, Command: tr.Command, Options: opts, AllowAnswer: tr.AllowAnswer,
 		DefaultOption: tr.DefaultOption, Source: tr.Source, RuntimeID: tr.RuntimeID}
 	if err := n.Normalize(); err != nil {
 		fmt.Fprintf(stderr, "request: %v\n", err)

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/api"
+
 	"github.com/gatehousehq/gatehouse/client"
 )
 
@@ -47,7 +49,7 @@ func runRuntime(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 	out := &lineWriter{w: stdout}
 
 	var ln net.Listener
-	reg := client.RuntimeRegistration{Name: *name, Machine: *machine}
+	reg := api.RuntimeRegistration{Name: *name, Machine: *machine}
 	if *listen != "" {
 		var err error
 		if ln, err = net.Listen("tcp", *listen); err != nil {
@@ -79,7 +81,7 @@ func runRuntime(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 			fmt.Fprintln(stderr, "runtime: fetch the server's keys:", err)
 			return 1
 		}
-		h := &client.Handler{Keys: keys, RuntimeID: rt.ID, OnDecision: func(_ context.Context, d client.Decision) error {
+		h := &client.Handler{Keys: keys, RuntimeID: rt.ID, OnDecision: func(_ context.Context, d api.Decision) error {
 			out.print("callback", d)
 			if *gone {
 				return client.ErrGone
@@ -87,7 +89,7 @@ func runRuntime(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 			return nil
 		}}
 		mux := http.NewServeMux()
-		mux.Handle("POST "+client.DecidePath, h)
+		mux.Handle("POST "+api.DecidePath, h)
 		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		wg.Go(func() {
 			if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
@@ -102,7 +104,7 @@ func runRuntime(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 		})
 	}
 	if *pull {
-		loop := &client.PullLoop{Client: c, RuntimeID: rt.ID, Handle: func(_ context.Context, d client.Decision) error {
+		loop := &client.PullLoop{Client: c, RuntimeID: rt.ID, Handle: func(_ context.Context, d api.Decision) error {
 			out.print("pull", d)
 			return nil
 		}}
@@ -142,10 +144,10 @@ type lineWriter struct {
 	w  io.Writer
 }
 
-func (l *lineWriter) print(via string, d client.Decision) {
+func (l *lineWriter) print(via string, d api.Decision) {
 	line := struct {
 		Via string `json:"via"`
-		client.Decision
+		api.Decision
 	}{via, d}
 	b, _ := json.Marshal(line)
 	l.mu.Lock()

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gatehousehq/gatehouse/api"
+
 	"github.com/gatehousehq/gatehouse/client"
 )
 
@@ -132,7 +134,7 @@ func TestServe(t *testing.T) {
 				if code := <-done; code != c.want {
 					t.Fatalf("exit %d, want %d", code, c.want)
 				}
-				var final client.Request
+				var final api.Request
 				if err := json.Unmarshal([]byte(strings.Join(drain(out), "")), &final); err != nil || *final.Decision != c.decision {
 					t.Fatalf("--json: %v %+v", err, final)
 				}

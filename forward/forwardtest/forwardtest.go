@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/api"
+
 	"github.com/gatehousehq/gatehouse/client"
 	"github.com/gatehousehq/gatehouse/models"
 )
@@ -36,19 +38,19 @@ type Runtime struct {
 	*httptest.Server
 	RuntimeID string
 	Calls     atomic.Int32
-	Decisions chan client.Decision // each verified decision the handler accepted
+	Decisions chan api.Decision // each verified decision the handler accepted
 }
 
 // NewRuntime starts a runtime. register registers it with the server at its
 // callback URL and returns its id (the handler accepts forwards for it only).
 // before, when set, may answer a call itself (return true) instead of the
 // handler; decide, when set, runs on each verified decision and may refuse it.
-func NewRuntime(t testing.TB, key *models.ServerKey, register func(callback string) string, before func(n int, w http.ResponseWriter, r *http.Request) bool, decide func(ctx context.Context, d client.Decision) error) *Runtime {
+func NewRuntime(t testing.TB, key *models.ServerKey, register func(callback string) string, before func(n int, w http.ResponseWriter, r *http.Request) bool, decide func(ctx context.Context, d api.Decision) error) *Runtime {
 	t.Helper()
-	rs := &Runtime{Decisions: make(chan client.Decision, 16)}
+	rs := &Runtime{Decisions: make(chan api.Decision, 16)}
 	h := &client.Handler{
 		Keys: map[string]ed25519.PublicKey{key.ID: ed25519.PublicKey(key.Public)},
-		OnDecision: func(ctx context.Context, d client.Decision) error {
+		OnDecision: func(ctx context.Context, d api.Decision) error {
 			if decide != nil {
 				if err := decide(ctx, d); err != nil {
 					return err
@@ -60,7 +62,7 @@ func NewRuntime(t testing.TB, key *models.ServerKey, register func(callback stri
 	}
 	rs.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n := int(rs.Calls.Add(1))
-		if r.URL.Path != client.DecidePath {
+		if r.URL.Path != api.DecidePath {
 			http.NotFound(w, r)
 			return
 		}

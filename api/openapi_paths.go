@@ -1,0 +1,174 @@
+package api
+
+import (
+	"net/http"
+	"strings"
+)
+
+// Roles, as the operations name their callers.
+const (
+	roleOperator = "operator"
+	roleRuntime  = "runtime"
+	roleAgent    = "agent"
+)
+
+// route is a path as Echo spells it ("/v1/requests/:id").
+type route string
+
+// openAPI is the path as OpenAPI spells it ("/v1/requests/{id}").
+func (r route) openAPI() string {
+	parts := strings.Split(string(r), "/")
+	for i, p := range parts {
+		if strings.HasPrefix(p, ":") {
+			parts[i] = "{" + p[1:] + "}"
+		}
+	}
+	return strings.Join(parts, "/")
+}
+
+// params are the path's parameter names.
+func (r route) params() []string {
+	var out []string
+	for _, p := range strings.Split(string(r), "/") {
+		if strings.HasPrefix(p, ":") {
+			out = append(out, p[1:])
+		}
+	}
+	return out
+}
+
+type query struct {
+	name, desc string
+	schema     map[string]any
+}
+
+// answer is one documented status. body is a value of the answer's type, or
+// a slice of such values when the answer is any one of them.
+type answer struct {
+	status int
+	body   any
+	desc   string
+}
+
+type operation struct {
+	method, id, summary string
+	path                route
+	roles               []string // nil: anyone, no token needed
+	query               []query
+	headers             []string
+	body                any // a value of the body's type, nil for none
+	responses           []answer
+}
+
+func seconds(name, desc string, lo, hi int) query {
+	return query{name, desc, map[string]any{"type": "integer", "minimum": lo, "maximum": hi}}
+}
+
+func text(name, desc string) query {
+	return query{name, desc, map[string]any{"type": "string"}}
+}
+
+// errs are error answers, each with the one error shape.
+func errs(statuses ...int) []answer {
+	out := make([]answer, len(statuses))
+	for i, s := range statuses {
+		out[i] = answer{status: s, body: ErrorBody{}}
+	}
+	return out
+}
+
+func answers(ok []answer, bad ...int) []answer { return append(ok, errs(bad...)...) }
+
+// operations lists every JSON route: who may call it, what it takes and what
+// it answers. web's routes and this list must agree; web's OpenAPI test calls
+// each route and checks the real answers against the document.
+func operations() []operation {
+	var (
+		all     = []string{roleOperator, roleRuntime, roleAgent}
+		filers  = []string{roleRuntime, roleAgent}
+		op      = []string{roleOperator}
+		runtime = []string{roleRuntime}
+		rec     = []answer{{status: http.StatusOK, body: Request{}}}
+		wait    = seconds("timeout", "how long to wait, in seconds (default 60)", 1, 300)
+		decided = answers(rec, 400, 401, 403, 404, 409, 410, 413, 422)
+		// The chain's seq fits in 62 bits (web refuses more).
+		auditAfter = query{"after", "the seq to start after (0: from the first entry)", map[string]any{"type": "integer", "minimum": 0, "maximum": int64(1) << 62}}
+		auditLimit = seconds("limit", "at most this many entries (default 100)", 1, 1000)
+	)
+	return []operation{
+		{method: "get", path: "/healthz", id: "healthz", summary: "Liveness: the service and its database answer",
+			responses: answers([]answer{{status: 200, body: Health{}}}, 503)},
+		{method: "get", path: "/openapi.json", id: "openapi", summary: "This document",
+			responses: []answer{{status: 200, body: document{}}}},
+
+		{method: "post", path: "/v1/requests", id: "fileRequest", summary: "File a request for the operator",
+			roles: filers, headers: []string{"Idempotency-Key"}, body: NewRequest{},
+			responses: answers([]answer{{status: 201, body: Request{}, desc: "Filed"}, {status: 200, body: Request{}, desc: "An Idempotency-Key repeat: the record it filed"}}, 400, 401, 403, 409, 413)},
+		{method: "get", path: "/v1/requests", id: "listRequests", summary: "List requests, newest first (callers other than operators see their own)",
+			roles: all, query: []query{text("status", "open, resolved, expired, dismissed, cancelled or all"), text("kind", ""), text("risk", ""), text("cursor", "next_cursor of the previous page"),
+				{"limit", "page size", map[string]any{"type": "integer", "minimum": 1, "maximum": 200}}},
+			responses: answers([]answer{{status: 200, body: List{}}}, 400, 401, 403)},
+		{method: "get", path: "/v1/requests/:id", id: "getRequest", summary: "One request",
+			roles: all, responses: answers(rec, 401, 403, 404)},
+		{method: "patch", path: "/v1/requests/:id", id: "patchRequest", summary: "Edit an open, unsealed request the caller filed; raises its version",
+			roles: filers, body: Patch{}, responses: answers(rec, 400, 401, 403, 404, 409, 413)},
+		{method: "post", path: "/v1/requests/:id/cancel", id: "cancelRequest", summary: "Withdraw an open request the caller filed",
+			roles: filers, body: Empty{}, responses: answers(rec, 400, 401, 403, 404, 409)},
+		{method: "get", path: "/v1/requests/:id/wait", id: "waitRequest", summary: "Long-poll: at once if not open, else when it changes, else after timeout with timed_out true",
+			roles: all, query: []query{wait}, responses: answers([]answer{{status: 200, body: Wait{}}}, 400, 401, 403, 404, 429)},
+		{method: "post", path: "/v1/requests/:id/decide", id: "decideRequest", summary: "Decide on the version seen; 409 answers the current record",
+			roles: op, body: Decide{}, responses: decided},
+		{method: "post", path: "/v1/requests/:id/dismiss", id: "dismissRequest", summary: "Retire a non-blocking item",
+			roles: op, body: Empty{}, responses: answers(rec, 400, 401, 403, 404, 409)},
+		{method: "get", path: "/v1/requests/:id/audit", id: "auditRequest", summary: "A request's audit trail, oldest first",
+			roles: op, responses: answers([]answer{{status: 200, body: AuditPage{}}}, 401, 403, 404)},
+		{method: "get", path: "/v1/audit", id: "listAudit", summary: "The hash-chained trail after ?after=SEQ, at most ?limit=N entries",
+			roles: op, query: []query{auditAfter, auditLimit}, responses: answers([]answer{{status: 200, body: AuditPage{}}}, 400, 401, 403)},
+		{method: "get", path: "/v1/audit/head", id: "getAuditHead", summary: "The chain's newest link, signed with the key at /v1/keys",
+			roles: op, responses: answers([]answer{{status: 200, body: AuditHead{}}}, 401, 403)},
+		{method: "post", path: "/api/operator-attention/permissions/decide", id: "decideAttention", summary: "The same decide, in the shape runtimes speak",
+			roles: op, body: AttentionDecide{}, responses: decided},
+
+		{method: "get", path: "/v1/rules", id: "listRules", summary: "The rules in force",
+			roles: op, responses: answers([]answer{{status: 200, body: Rules{}}}, 401, 403)},
+
+		{method: "get", path: "/v1/keys", id: "getKeys", summary: "The public keys forwards are signed with",
+			responses: answers([]answer{{status: 200, body: Keys{}}}, 401)},
+		{method: "post", path: "/v1/runtimes", id: "registerRuntime", summary: "Register the caller's runtime (the same name again updates it)",
+			roles: runtime, body: RuntimeRegistration{},
+			responses: answers([]answer{{status: 201, body: Runtime{}, desc: "Registered"}, {status: 200, body: Runtime{}, desc: "Updated"}}, 400, 401, 403, 413)},
+		{method: "get", path: "/v1/runtimes", id: "listRuntimes", summary: "Runtimes and their forwarding health (a runtime sees its own)",
+			roles: []string{roleOperator, roleRuntime}, responses: answers([]answer{{status: 200, body: Runtimes{}}}, 401, 403)},
+		{method: "get", path: "/v1/runtimes/:id/decisions", id: "feedDecisions", summary: "Long-poll feed of decisions on the runtime's requests; asking for what follows a cursor acknowledges it",
+			roles: runtime, query: []query{text("after", "a cursor this feed gave"), wait},
+			responses: answers([]answer{{status: 200, body: DecisionPage{}}}, 400, 401, 403, 404, 429)},
+
+		{method: "post", path: "/v1/pending", id: "filePending", summary: "File an approval for one exact HTTP request (a request-bound single-use grant)",
+			roles: runtime, body: NewPending{}, responses: answers([]answer{{status: 201, body: PendingFiled{}}}, 400, 401, 403, 409, 413)},
+		{method: "post", path: "/v1/pending/claim", id: "claimPending", summary: "Release one approved grant for exactly this request",
+			roles: runtime, body: NewPending{}, responses: []answer{
+				{status: 200, body: Claimed{}},
+				{status: 400, body: ErrorBody{}}, {status: 401, body: ErrorBody{}},
+				{status: 403, body: []any{AgentBody{}, ErrorBody{}}, desc: "approval_denied or approval_expired (for the agent), or forbidden"},
+				{status: 404, body: ErrorBody{}, desc: "no_grant: nothing approved matches"},
+				{status: 409, body: AgentBody{}, desc: "approval_pending (for the agent)"},
+			}},
+		{method: "get", path: "/v1/pending/:pending_id", id: "getPending", summary: "A grant's status",
+			roles: runtime, responses: answers([]answer{{status: 200, body: PendingStatus{}}}, 401, 403, 404)},
+		{method: "get", path: "/v1/pending/:pending_id/wait", id: "waitPending", summary: "Long-poll a grant's status",
+			roles: runtime, query: []query{wait}, responses: answers([]answer{{status: 200, body: PendingWait{}}}, 400, 401, 403, 404, 429)},
+
+		{method: "get", path: "/v1/devices", id: "listDevices", summary: "Push devices, retired ones included",
+			roles: op, responses: answers([]answer{{status: 200, body: Devices{}}}, 401, 403)},
+		{method: "post", path: "/v1/devices", id: "registerDevice", summary: "Register an APNs device token",
+			roles: op, body: NewDevice{}, responses: answers([]answer{{status: 201, body: Device{}, desc: "Registered"}, {status: 200, body: Device{}, desc: "Known (live again)"}}, 400, 401, 403, 413)},
+		{method: "delete", path: "/v1/devices/:token", id: "dropDevice", summary: "Drop a device by its token or id",
+			roles: op, responses: answers([]answer{{status: 204}}, 401, 403, 404)},
+		{method: "get", path: "/v1/webpush/key", id: "webPushKey", summary: "The VAPID public key browsers subscribe with",
+			roles: op, responses: answers([]answer{{status: 200, body: VAPIDKey{}}}, 401, 403)},
+		{method: "post", path: "/v1/webpush/subscribe", id: "subscribeWebPush", summary: "Record a browser's push subscription",
+			roles: op, body: PushSubscription{}, responses: answers([]answer{{status: 201, body: Device{}, desc: "Subscribed"}, {status: 200, body: Device{}, desc: "Known"}}, 400, 401, 403, 413)},
+		{method: "post", path: "/v1/webpush/unsubscribe", id: "unsubscribeWebPush", summary: "Drop a browser's push subscription",
+			roles: op, body: Unsubscribe{}, responses: answers([]answer{{status: 204}}, 400, 401, 403, 404)},
+	}
+}
