@@ -12,66 +12,19 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gatehousehq/gatehouse/api"
 )
 
 // This file is the client side of the request-bound grants (/v1/pending), used
-// by `gatehouse gate`. Its types are its own for now; they fold into the shared
-// wire types later.
-
-// PendingTarget is one exact HTTP request, as POST /v1/pending and its claim
-// take it.
-type PendingTarget struct {
-	Sandbox    string `json:"sandbox"`
-	Policy     string `json:"policy,omitempty"`
-	Middleware string `json:"middleware,omitempty"`
-	Method     string `json:"method"`
-	Host       string `json:"host"`
-	Port       int    `json:"port"`
-	Path       string `json:"path"`
-	Query      string `json:"query"`
-	BodySHA256 string `json:"body_sha256"`
-	PendingID  string `json:"pending_id,omitempty"`
-	MaxWait    int64  `json:"max_wait,omitempty"`
-}
-
-// AgentResponse is the answer Gatehouse wrote for the agent: hand it on with
-// Status and Body unchanged.
-type AgentResponse struct {
-	Status int             `json:"status"`
-	Body   json.RawMessage `json:"body"`
-}
-
-// PendingFiled is the answer to POST /v1/pending.
-type PendingFiled struct {
-	PendingID string         `json:"pending_id"`
-	Status    string         `json:"status"` // pending, approved, denied, expired
-	ExpiresAt string         `json:"expires_at"`
-	Digest    string         `json:"digest"`
-	RequestID string         `json:"request_id"`
-	ClaimNow  bool           `json:"claim_now"`
-	Response  *AgentResponse `json:"response,omitempty"`
-}
-
-// PendingStatus is a grant as GET /v1/pending/{id} and its wait answer it.
-type PendingStatus struct {
-	PendingID string `json:"pending_id"`
-	Status    string `json:"status"`
-	Digest    string `json:"digest"`
-	ExpiresAt string `json:"expires_at"`
-	RequestID string `json:"request_id"`
-	Released  bool   `json:"released"`
-	TimedOut  bool   `json:"timed_out"`
-}
+// by `gatehouse gate`; the bodies are api's.
 
 // Claim is the answer to POST /v1/pending/claim. Released says the grant was
 // spent on this request: forward it once. Otherwise Code is the refusal
 // (no_grant, approval_pending, approval_denied, approval_expired) and Refusal
 // its body, written by Gatehouse for the agent.
 type Claim struct {
-	Released  bool   `json:"released"`
-	PendingID string `json:"pending_id"`
-	RequestID string `json:"request_id"`
-	Digest    string `json:"digest"`
+	api.Claimed
 
 	Status  int             `json:"-"`
 	Code    string          `json:"-"`
@@ -87,8 +40,8 @@ const (
 )
 
 // FilePending files a pending grant for the exact request t.
-func (c *Client) FilePending(ctx context.Context, t PendingTarget) (*PendingFiled, error) {
-	var out PendingFiled
+func (c *Client) FilePending(ctx context.Context, t api.NewPending) (*api.PendingFiled, error) {
+	var out api.PendingFiled
 	if _, _, err := c.pendingCall(ctx, http.MethodPost, "/v1/pending", t, &out); err != nil {
 		return nil, err
 	}
@@ -97,7 +50,7 @@ func (c *Client) FilePending(ctx context.Context, t PendingTarget) (*PendingFile
 
 // ClaimPending releases the approved grant bound to t, if any. A refusal is not
 // an error: it comes back as Claim.Code with the agent-facing body.
-func (c *Client) ClaimPending(ctx context.Context, t PendingTarget) (*Claim, error) {
+func (c *Client) ClaimPending(ctx context.Context, t api.NewPending) (*Claim, error) {
 	var out Claim
 	status, body, err := c.pendingCall(ctx, http.MethodPost, "/v1/pending/claim", t, &out)
 	var e *Error
@@ -120,8 +73,8 @@ func isClaimRefusal(e *Error) bool {
 }
 
 // GetPending reads one of the caller's grants.
-func (c *Client) GetPending(ctx context.Context, id string) (*PendingStatus, error) {
-	var out PendingStatus
+func (c *Client) GetPending(ctx context.Context, id string) (*api.PendingWait, error) {
+	var out api.PendingWait
 	if _, _, err := c.pendingCall(ctx, http.MethodGet, "/v1/pending/"+url.PathEscape(id), nil, &out); err != nil {
 		return nil, err
 	}
@@ -130,9 +83,9 @@ func (c *Client) GetPending(ctx context.Context, id string) (*PendingStatus, err
 
 // WaitPending long-polls one of the caller's grants for up to timeout (whole
 // seconds, 1..300); TimedOut says nothing changed.
-func (c *Client) WaitPending(ctx context.Context, id string, timeout time.Duration) (*PendingStatus, error) {
+func (c *Client) WaitPending(ctx context.Context, id string, timeout time.Duration) (*api.PendingWait, error) {
 	secs := min(max(int(timeout/time.Second), 1), 300)
-	var out PendingStatus
+	var out api.PendingWait
 	path := "/v1/pending/" + url.PathEscape(id) + "/wait?timeout=" + strconv.Itoa(secs)
 	if _, _, err := c.pendingCall(ctx, http.MethodGet, path, nil, &out); err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/client"
 	"github.com/gatehousehq/gatehouse/models/modelstest"
 )
@@ -98,7 +99,7 @@ func TestManyPendingsLeaveTrafficUntouched(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), guard)
 	defer cancel()
 	rt := client.New(e.gh.srv.URL, e.gh.runtime)
-	decided := make(chan *client.PendingStatus, n)
+	decided := make(chan *api.PendingWait, n)
 	waitCtx, stopWaits := context.WithCancel(ctx)
 	defer stopWaits()
 	for _, id := range ids {

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/client"
 	"github.com/gatehousehq/gatehouse/gate"
 	"github.com/gatehousehq/gatehouse/models"
@@ -288,7 +289,7 @@ func (e *env) ask(t *testing.T, method, target, body string) (pendingID, request
 }
 
 // grant reads a grant as the gate's runtime token sees it.
-func (e *env) grant(t *testing.T, pendingID string) *client.PendingStatus {
+func (e *env) grant(t *testing.T, pendingID string) *api.PendingWait {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), guard)
 	defer cancel()

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/client"
 	"golang.org/x/sync/singleflight"
 )
@@ -24,10 +25,10 @@ import (
 // Grants is what the gate needs of Gatehouse: the runtime side of the
 // request-bound grants (a *client.Client with a runtime token).
 type Grants interface {
-	ClaimPending(ctx context.Context, t client.PendingTarget) (*client.Claim, error)
-	FilePending(ctx context.Context, t client.PendingTarget) (*client.PendingFiled, error)
-	GetPending(ctx context.Context, id string) (*client.PendingStatus, error)
-	WaitPending(ctx context.Context, id string, timeout time.Duration) (*client.PendingStatus, error)
+	ClaimPending(ctx context.Context, t api.NewPending) (*client.Claim, error)
+	FilePending(ctx context.Context, t api.NewPending) (*api.PendingFiled, error)
+	GetPending(ctx context.Context, id string) (*api.PendingWait, error)
+	WaitPending(ctx context.Context, id string, timeout time.Duration) (*api.PendingWait, error)
 }
 
 // DefaultMaxBody bounds a request body the gate reads, hashes and forwards.

@@ -8,14 +8,14 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gatehousehq/gatehouse/client"
+	"github.com/gatehousehq/gatehouse/api"
 )
 
 // exchange is one request as the gate judges it.
 type exchange struct {
 	body   []byte
 	path   string // escaped, as sent upstream
-	target client.PendingTarget
+	target api.NewPending
 	digest string
 }
 
@@ -47,7 +47,7 @@ func (g *Gate) read(w http.ResponseWriter, r *http.Request) (*exchange, bool) {
 	}
 	sum := sha256.Sum256(body)
 	x := &exchange{body: body, path: g.base + p}
-	x.target = client.PendingTarget{Sandbox: g.cfg.Sandbox, Method: r.Method, Host: g.host, Port: g.port,
+	x.target = api.NewPending{Sandbox: g.cfg.Sandbox, Method: r.Method, Host: g.host, Port: g.port,
 		Path: x.path, Query: r.URL.RawQuery, BodySHA256: hex.EncodeToString(sum[:])}
 	x.digest = Digest(x.target)
 	return x, true
@@ -65,7 +65,7 @@ func hasDotSegment(escaped string) bool {
 
 // Digest is Gatehouse's digest of a grant's request (docs/pending.md), for the
 // gate's logs; Gatehouse computes its own.
-func Digest(t client.PendingTarget) string {
+func Digest(t api.NewPending) string {
 	s := strings.Join([]string{"v1", t.Sandbox, strings.ToUpper(t.Method), strings.ToLower(t.Host),
 		strconv.Itoa(t.Port), t.Path, t.Query, strings.ToLower(t.BodySHA256)}, "\n")
 	sum := sha256.Sum256([]byte(s))

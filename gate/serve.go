@@ -2,11 +2,13 @@ package gate
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/client"
 )
 
@@ -109,13 +111,19 @@ func (g *Gate) ask(w http.ResponseWriter, r *http.Request, x *exchange, rule str
 	} else {
 		g.outcome("refused", r, x, "pending_id", f.PendingID, "request_id", f.RequestID, "rule", rule, "reason", f.Status)
 	}
-	handOn(w, f.Response.Body)
+	// Re-encoded from api's own type, so the bytes are the ones Gatehouse wrote.
+	body, err := json.Marshal(f.Response.Body)
+	if err != nil {
+		writeError(w, http.StatusBadGateway, "gatehouse_unavailable", "The gate could not settle this request with Gatehouse. Nothing was sent.")
+		return
+	}
+	handOn(w, body)
 }
 
 // file files the grant. Identical requests asked at the same moment share one
 // filing, so the operator sees one card, not one per racing retry; only a
 // filing in flight is shared, and a release is always its own claim.
-func (g *Gate) file(r *http.Request, x *exchange, t client.PendingTarget) (*client.PendingFiled, error) {
+func (g *Gate) file(r *http.Request, x *exchange, t api.NewPending) (*api.PendingFiled, error) {
 	led := false
 	v, err, shared := g.filing.Do(x.digest, func() (any, error) {
 		led = true
@@ -127,7 +135,7 @@ func (g *Gate) file(r *http.Request, x *exchange, t client.PendingTarget) (*clie
 	if err != nil {
 		return nil, err
 	}
-	f := v.(*client.PendingFiled)
+	f := v.(*api.PendingFiled)
 	if shared && !led && f.ClaimNow {
 		// A rule approved the shared filing, and one grant releases one
 		// request: this one files its own.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/client"
 )
 
@@ -33,7 +34,7 @@ func (g *Gate) serveWait(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", "Only GET "+WaitPrefix+"{pending_id}[/wait] is served here.")
 		return
 	}
-	var st *client.PendingStatus
+	var st *api.PendingWait
 	var err error
 	if wait {
 		timeout := 60
