@@ -1,0 +1,5 @@
+//go:build !linux
+
+package web
+
+func newHangups() hangups { return readHangups{} }
