@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -27,15 +28,17 @@ const parkWriteTimeout = 10 * time.Second
 
 // parker holds the parked waits of one server, so shutdown can answer them.
 type parker struct {
-	hup    hangups
-	mu     sync.Mutex
-	closed bool
-	waits  map[*parkedWait]struct{}
-	wg     sync.WaitGroup
+	hup     hangups
+	settle  *settler
+	headers headerLines
+	mu      sync.Mutex
+	closed  bool
+	waits   map[*parkedWait]struct{}
+	wg      sync.WaitGroup
 }
 
 func newParker() *parker {
-	return &parker{hup: newHangups(), waits: map[*parkedWait]struct{}{}}
+	return &parker{hup: newHangups(), settle: newSettler(), waits: map[*parkedWait]struct{}{}}
 }
 
 // add holds p; false once the server is closing.
@@ -47,6 +50,7 @@ func (pk *parker) add(p *parkedWait) bool {
 	}
 	pk.waits[p] = struct{}{}
 	pk.wg.Add(1)
+	pk.settle.parkedOne()
 	return true
 }
 
@@ -75,6 +79,7 @@ func (pk *parker) close() {
 	}
 	pk.wg.Wait()
 	pk.hup.close()
+	pk.settle.stop()
 }
 
 // parking returns the server's parker, made at the first parked wait.
@@ -93,9 +98,9 @@ func (s *Server) canPark(c echo.Context) bool {
 type parkedWait struct {
 	s       *Server
 	id      string
-	first   *models.Request // the record when the wait began
+	version int // the record's version when the wait began
 	release func()
-	header  http.Header // set by middleware before the handler ran
+	header  []byte // the header lines middleware set, shared (interned)
 
 	mu        sync.Mutex
 	conn      net.Conn       // nil until parked
@@ -106,32 +111,36 @@ type parkedWait struct {
 	finished  bool
 }
 
-// parkRequestWait parks c's wait on request id if it can. handled reports
-// that it answered or parked the wait; then it owns release. Otherwise the
-// caller waits the ordinary way and still owns release.
-func (s *Server) parkRequestWait(c echo.Context, id string, timeout time.Duration, release func()) (handled bool, err error) {
-	if !s.canPark(c) {
-		return false, nil
-	}
-	p := &parkedWait{s: s, id: id, release: release}
-	p.stopWatch = s.watcher.WatchFunc(id, p.changed) // before the read: no change is missed
-	first, err := s.reads.get(c.Request().Context(), id)
-	if err != nil {
+// watchToPark starts a wait on request id that may be parked: it watches
+// first, so the read that follows is the record the wait starts from and no
+// change after it is missed. The caller then parks it or cancels it.
+func (s *Server) watchToPark(id string) *parkedWait {
+	p := &parkedWait{s: s, id: id}
+	p.stopWatch = s.watcher.WatchFunc(id, p.changed)
+	return p
+}
+
+// cancel drops a wait that will not be parked (nil: none).
+func (p *parkedWait) cancel() {
+	if p != nil {
 		p.stopWatch()
-		release()
-		return true, err
 	}
-	if !first.Open() {
-		p.stopWatch()
-		release()
-		return true, c.JSONBlob(http.StatusOK, encodeWaitAnswer(first, false))
+}
+
+// park parks the wait on first (the record read after watchToPark, open) and
+// reports whether it did; then it owns release. When the connection cannot be
+// handed over it cancels the watch and the caller waits the ordinary way.
+func (p *parkedWait) park(c echo.Context, first *models.Request, timeout time.Duration, release func()) bool {
+	if p == nil {
+		return false
 	}
-	p.first = first
-	p.header = c.Response().Header().Clone()
+	s := p.s
+	p.version, p.release = first.Version, release
+	p.header = s.parking().headers.intern(c.Response().Header())
 	conn, _, err := http.NewResponseController(c.Response()).Hijack()
 	if err != nil { // not a connection that can be handed over
-		p.stopWatch()
-		return false, nil
+		p.cancel()
+		return false
 	}
 	// net/http's read and write deadlines no longer apply: the wait ends at its
 	// own timeout, when the client goes or at shutdown. Bytes pipelined after
@@ -146,7 +155,7 @@ func (s *Server) parkRequestWait(c echo.Context, id string, timeout time.Duratio
 	if !pk.add(p) { // the server is stopping
 		p.mu.Unlock()
 		p.expire()
-		return true, nil
+		return true
 	}
 	p.cancelHup = pk.hup.watch(conn, func() { go p.gone() })
 	p.timer = time.AfterFunc(timeout, p.expire)
@@ -155,8 +164,11 @@ func (s *Server) parkRequestWait(c echo.Context, id string, timeout time.Duratio
 	if early != nil {
 		go p.onChange(*early)
 	}
-	return true, nil
+	return true
 }
+
+// moved reports whether r ends the wait: settled, or changed since it began.
+func (p *parkedWait) moved(r *models.Request) bool { return !r.Open() || r.Version != p.version }
 
 // changed is the watch callback; it runs on the announcer and must not block.
 func (p *parkedWait) changed(ch models.Change) { go p.onChange(ch) }
@@ -176,7 +188,7 @@ func (p *parkedWait) onChange(ch models.Change) {
 		return
 	}
 	p.mu.Unlock()
-	if r := recordOf(ch, p.id); r != nil && versionMoved(r, p.first) {
+	if r := recordOf(ch, p.id); r != nil && p.moved(r) {
 		p.finish(r, ch.Encoded(encodeWoken), false)
 		return
 	}
@@ -192,7 +204,7 @@ func (p *parkedWait) onChange(ch models.Change) {
 		p.fail(err)
 		return
 	}
-	if versionMoved(r, p.first) {
+	if p.moved(r) {
 		p.finish(r, encodeWaitAnswer(r, false), false)
 	}
 }
@@ -205,7 +217,7 @@ func (p *parkedWait) expire() {
 		p.fail(err)
 		return
 	}
-	timedOut := !versionMoved(r, p.first)
+	timedOut := !p.moved(r)
 	p.finish(r, encodeWaitAnswer(r, timedOut), timedOut)
 }
 
@@ -264,30 +276,53 @@ func (p *parkedWait) end(status int, body []byte, timedOut bool) bool {
 	return true
 }
 
-// httpResponse is an HTTP/1.1 response that closes the connection.
-func httpResponse(status int, h http.Header, body []byte) []byte {
-	b := make([]byte, 0, 256+len(body))
+// headerLines interns the header lines of parked answers: every wait gets
+// the same security headers, so they are kept once, not once per waiter.
+type headerLines struct {
+	mu   sync.Mutex
+	last []byte
+}
+
+// intern renders h (less what the answer sets itself) as header lines and
+// returns the shared copy when it is the same as the last.
+func (hl *headerLines) intern(h http.Header) []byte {
+	var buf bytes.Buffer
+	_ = h.WriteSubset(&buf, map[string]bool{"Content-Type": true, "Content-Length": true, "Connection": true, "Date": true, "Transfer-Encoding": true})
+	hl.mu.Lock()
+	defer hl.mu.Unlock()
+	if !bytes.Equal(buf.Bytes(), hl.last) {
+		hl.last = bytes.Clone(buf.Bytes())
+	}
+	return hl.last
+}
+
+// httpResponse is an HTTP/1.1 response that closes the connection; header
+// holds the other header lines.
+func httpResponse(status int, header, body []byte) []byte {
+	b := make([]byte, 0, 256+len(header)+len(body))
 	b = append(b, "HTTP/1.1 "...)
 	b = strconv.AppendInt(b, int64(status), 10)
 	b = append(b, ' ')
 	b = append(b, http.StatusText(status)...)
 	b = append(b, "\r\n"...)
-	for k, vs := range h {
-		switch k {
-		case "Content-Type", "Content-Length", "Connection", "Date", "Transfer-Encoding":
-			continue
-		}
-		for _, v := range vs {
-			b = append(b, k...)
-			b = append(b, ": "...)
-			b = append(b, v...)
-			b = append(b, "\r\n"...)
-		}
-	}
+	b = append(b, header...)
 	b = append(b, "Content-Type: application/json\r\nContent-Length: "...)
 	b = strconv.AppendInt(b, int64(len(body)), 10)
 	b = append(b, "\r\nConnection: close\r\nDate: "...)
 	b = time.Now().UTC().AppendFormat(b, http.TimeFormat)
 	b = append(b, "\r\n\r\n"...)
 	return append(b, body...)
+}
+
+// count is how many waits are parked.
+func (pk *parker) count() int {
+	pk.mu.Lock()
+	defer pk.mu.Unlock()
+	return len(pk.waits)
+}
+
+// Parked is how many request waits are parked (a subset of Waiters).
+func (s *Server) Parked() int {
+	s.parkOnce.Do(func() { s.parked = newParker() })
+	return s.parked.count()
 }

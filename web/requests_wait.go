@@ -65,19 +65,28 @@ func (s *Server) waitRequest(c echo.Context) error {
 		return err
 	}
 	id := c.Param("id")
+	// A parked wait watches before the read that authorises it, so that one
+	// read is also the record the wait starts from.
+	var pw *parkedWait
+	if s.canPark(c) {
+		pw = s.watchToPark(id)
+	}
 	r, err := s.visibleRequest(c, id)
 	if err != nil {
+		pw.cancel()
 		return err
 	}
 	if !r.Open() { // settled: the answer needs no wait, and so no waiter slot
+		pw.cancel()
 		return c.JSONBlob(http.StatusOK, encodeWaitAnswer(r, false))
 	}
 	release, err := s.AcquireWaiter(c)
 	if err != nil {
+		pw.cancel()
 		return err
 	}
-	if parked, err := s.parkRequestWait(c, id, timeout, release); parked || err != nil {
-		return err
+	if pw.park(c, r, timeout, release) {
+		return nil
 	}
 	defer release()
 	w, err := s.waitFor(c.Request().Context(), id, timeout, versionMoved)

@@ -177,7 +177,9 @@ func (s *Server) Close() {
 	s.closeOnce.Do(func() { close(s.closing) })
 	// Answer every parked wait before the listener goes (and make no epoll
 	// set for a server that never parked).
-	s.parkOnce.Do(func() { s.parked = &parker{hup: readHangups{}, waits: map[*parkedWait]struct{}{}} })
+	s.parkOnce.Do(func() {
+		s.parked = &parker{hup: readHangups{}, settle: newSettler(), waits: map[*parkedWait]struct{}{}}
+	})
 	s.parked.close()
 	s.bgMu.Lock()
 	s.stopped = true
