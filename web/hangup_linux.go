@@ -125,3 +125,28 @@ func (h *epollHangups) close() {
 		unix.Close(h.wake)
 	})
 }
+
+// tryWrite writes what of b the socket takes at once, never waiting, and
+// returns how much that was (0 when conn has no descriptor to write to).
+func tryWrite(conn net.Conn, b []byte) int {
+	sc, ok := conn.(syscall.Conn)
+	if !ok {
+		return 0
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return 0
+	}
+	n := 0
+	_ = rc.Write(func(fd uintptr) bool {
+		for n < len(b) {
+			m, err := unix.Write(int(fd), b[n:])
+			if err != nil || m <= 0 {
+				break
+			}
+			n += m
+		}
+		return true // never wait for the socket: the caller finishes on a goroutine
+	})
+	return n
+}

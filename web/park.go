@@ -170,8 +170,25 @@ func (p *parkedWait) park(c echo.Context, first *models.Request, timeout time.Du
 // moved reports whether r ends the wait: settled, or changed since it began.
 func (p *parkedWait) moved(r *models.Request) bool { return !r.Open() || r.Version != p.version }
 
+// inlineAnswers is how many parked waits one announcement answers on the
+// announcer's own goroutine (a write that cannot block: see end); the rest
+// get a goroutine each. One waiter is woken without a goroutine hand-off, and
+// ten thousand do not hold the decide that woke them.
+const inlineAnswers = 16
+
 // changed is the watch callback; it runs on the announcer and must not block.
-func (p *parkedWait) changed(ch models.Change) { go p.onChange(ch) }
+func (p *parkedWait) changed(ch models.Change) {
+	if r := recordOf(ch, p.id); r != nil && p.moved(r) && ch.Turn() < inlineAnswers {
+		p.mu.Lock()
+		parked := p.conn != nil
+		p.mu.Unlock()
+		if parked {
+			p.finish(r, ch.Encoded(encodeWoken), false, true)
+			return
+		}
+	}
+	go p.onChange(ch)
+}
 
 // onChange answers from the record the change carries when the wait is done;
 // otherwise (no record carried, or a change that does not end the wait) it
@@ -189,7 +206,7 @@ func (p *parkedWait) onChange(ch models.Change) {
 	}
 	p.mu.Unlock()
 	if r := recordOf(ch, p.id); r != nil && p.moved(r) {
-		p.finish(r, ch.Encoded(encodeWoken), false)
+		p.finish(r, ch.Encoded(encodeWoken), false, false)
 		return
 	}
 	p.mu.Lock()
@@ -205,7 +222,7 @@ func (p *parkedWait) onChange(ch models.Change) {
 		return
 	}
 	if p.moved(r) {
-		p.finish(r, encodeWaitAnswer(r, false), false)
+		p.finish(r, encodeWaitAnswer(r, false), false, false)
 	}
 }
 
@@ -218,7 +235,7 @@ func (p *parkedWait) expire() {
 		return
 	}
 	timedOut := !p.moved(r)
-	p.finish(r, encodeWaitAnswer(r, timedOut), timedOut)
+	p.finish(r, encodeWaitAnswer(r, timedOut), timedOut, false)
 }
 
 // read is the current record; the read serves other waiters too, so it is
@@ -233,15 +250,15 @@ func (p *parkedWait) read() (*models.Request, error) {
 func (p *parkedWait) fail(err error) {
 	slog.Error("internal error", "method", http.MethodGet, "route", "/v1/requests/:id/wait", "err", err)
 	body, _ := json.Marshal(errorBody{Error: models.ECodeInternal, Detail: "internal error"})
-	p.end(http.StatusInternalServerError, append(body, '\n'), true)
+	p.end(http.StatusInternalServerError, append(body, '\n'), false)
 }
 
 // gone ends the wait of a client that went away: nothing is written.
-func (p *parkedWait) gone() { p.end(0, nil, true) }
+func (p *parkedWait) gone() { p.end(0, nil, false) }
 
-// finish writes the answer r (encoded as body).
-func (p *parkedWait) finish(r *models.Request, body []byte, timedOut bool) {
-	if p.end(http.StatusOK, body, timedOut) {
+// finish writes the answer r (encoded as body); inline: see end.
+func (p *parkedWait) finish(r *models.Request, body []byte, timedOut, inline bool) {
+	if p.end(http.StatusOK, body, inline) {
 		p.s.observeRelease(r, timedOut)
 	}
 }
@@ -249,8 +266,10 @@ func (p *parkedWait) finish(r *models.Request, body []byte, timedOut bool) {
 // end finishes the wait once: it stops the watch, the timer and the hangup
 // watch, writes status and body (none when status is 0), closes the
 // connection and gives the waiter slot back. It reports whether this call
-// finished it.
-func (p *parkedWait) end(status int, body []byte, timedOut bool) bool {
+// finished it. inline (on the announcer's goroutine): the write is tried once
+// without blocking, and whatever the socket does not take at once is written
+// on a goroutine of its own.
+func (p *parkedWait) end(status int, body []byte, inline bool) bool {
 	p.mu.Lock()
 	if p.finished || p.conn == nil {
 		p.mu.Unlock()
@@ -266,14 +285,36 @@ func (p *parkedWait) end(status int, body []byte, timedOut bool) bool {
 	if cancelHup != nil {
 		cancelHup()
 	}
-	if status != 0 {
-		_ = conn.SetWriteDeadline(time.Now().Add(parkWriteTimeout))
-		_, _ = conn.Write(httpResponse(status, p.header, body))
+	if status == 0 {
+		p.close(conn)
+		return true
 	}
+	b := httpResponse(status, p.header, body)
+	if inline {
+		n := tryWrite(conn, b)
+		if n < len(b) {
+			go p.write(conn, b[n:])
+			return true
+		}
+		p.close(conn)
+		return true
+	}
+	p.write(conn, b)
+	return true
+}
+
+// write writes b to conn, bounded by parkWriteTimeout, and closes it.
+func (p *parkedWait) write(conn net.Conn, b []byte) {
+	_ = conn.SetWriteDeadline(time.Now().Add(parkWriteTimeout))
+	_, _ = conn.Write(b)
+	p.close(conn)
+}
+
+// close closes the connection and gives the waiter slot back.
+func (p *parkedWait) close(conn net.Conn) {
 	_ = conn.Close()
 	p.s.parking().remove(p)
 	p.release()
-	return true
 }
 
 // headerLines interns the header lines of parked answers: every wait gets
