@@ -8,7 +8,7 @@ import (
 // hangups notices parked clients going away.
 type hangups interface {
 	// watch calls gone once, when conn's peer closes or resets it; cancel
-	// (call it before closing conn) stops the watch.
+	// stops the watch, and conn must be closed right after it.
 	watch(conn net.Conn, gone func()) (cancel func())
 	close()
 }

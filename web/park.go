@@ -289,17 +289,18 @@ func (p *parkedWait) end(status int, body []byte, inline bool) bool {
 		p.close(conn)
 		return true
 	}
+	// The socket almost always takes the answer at once; only what it does
+	// not is written with a deadline, on a goroutine when inline.
 	b := httpResponse(status, p.header, body)
-	if inline {
-		n := tryWrite(conn, b)
-		if n < len(b) {
+	if n := tryWrite(conn, b); n < len(b) {
+		if inline {
 			go p.write(conn, b[n:])
-			return true
+		} else {
+			p.write(conn, b[n:])
 		}
-		p.close(conn)
 		return true
 	}
-	p.write(conn, b)
+	p.close(conn)
 	return true
 }
 
