@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime"
 	"strconv"
 	"sync"
 	"time"
@@ -31,6 +32,7 @@ type parker struct {
 	hup     hangups
 	settle  *settler
 	headers headerLines
+	answers answerQueue
 	mu      sync.Mutex
 	closed  bool
 	waits   map[*parkedWait]struct{}
@@ -38,7 +40,7 @@ type parker struct {
 }
 
 func newParker() *parker {
-	return &parker{hup: newHangups(), settle: newSettler(), waits: map[*parkedWait]struct{}{}}
+	return &parker{hup: newHangups(), settle: newSettler(), answers: answerQueue{max: runtime.GOMAXPROCS(0)}, waits: map[*parkedWait]struct{}{}}
 }
 
 // add holds p; false once the server is closing.
@@ -171,23 +173,71 @@ func (p *parkedWait) park(c echo.Context, first *models.Request, timeout time.Du
 func (p *parkedWait) moved(r *models.Request) bool { return !r.Open() || r.Version != p.version }
 
 // inlineAnswers is how many parked waits one announcement answers on the
-// announcer's own goroutine (a write that cannot block: see end); the rest
-// get a goroutine each. One waiter is woken without a goroutine hand-off, and
-// ten thousand do not hold the decide that woke them.
+// announcer's own goroutine (a write that cannot block: see end); the rest go
+// to the parker's answer workers. One waiter is woken without a goroutine
+// hand-off, and ten thousand do not hold the decide that woke them.
 const inlineAnswers = 16
 
 // changed is the watch callback; it runs on the announcer and must not block.
+// A change that ends the wait with the record it carries is answered inline
+// (the first few) or by the parker's few answer workers, so ten thousand
+// answers do not flood the scheduler ahead of the decide that woke them.
+// Anything else (a read is needed) gets a goroutine.
 func (p *parkedWait) changed(ch models.Change) {
-	if r := recordOf(ch, p.id); r != nil && p.moved(r) && ch.Turn() < inlineAnswers {
+	if r := recordOf(ch, p.id); r != nil && p.moved(r) {
 		p.mu.Lock()
 		parked := p.conn != nil
 		p.mu.Unlock()
 		if parked {
-			p.finish(r, ch.Encoded(encodeWoken), false, true)
+			answer := func() { p.finish(r, ch.Encoded(encodeWoken), false, true) }
+			if ch.Turn() < inlineAnswers {
+				answer()
+			} else {
+				p.s.parking().answers.run(answer)
+			}
 			return
 		}
 	}
 	go p.onChange(ch)
+}
+
+// answerQueue runs jobs that never block (inline answers) on at most max
+// goroutines, in order.
+type answerQueue struct {
+	mu      sync.Mutex
+	jobs    []func()
+	running int
+	max     int
+}
+
+func (q *answerQueue) run(f func()) {
+	q.mu.Lock()
+	q.jobs = append(q.jobs, f)
+	start := q.running < q.max
+	if start {
+		q.running++
+	}
+	q.mu.Unlock()
+	if start {
+		go q.work()
+	}
+}
+
+func (q *answerQueue) work() {
+	for {
+		q.mu.Lock()
+		if len(q.jobs) == 0 {
+			q.running--
+			q.jobs = nil // let a burst's backing array go
+			q.mu.Unlock()
+			return
+		}
+		f := q.jobs[0]
+		q.jobs[0] = nil
+		q.jobs = q.jobs[1:]
+		q.mu.Unlock()
+		f()
+	}
 }
 
 // onChange answers from the record the change carries when the wait is done;
