@@ -86,12 +86,12 @@ type pendingCounter struct {
 	all     chan struct{}
 }
 
-func (c *pendingCounter) Watch(id string) (<-chan struct{}, func()) {
-	ch, stop := c.Changes.Watch(id)
+func (c *pendingCounter) WatchFunc(id string, f func(models.Change)) func() bool {
+	stop := c.Changes.WatchFunc(id, f)
 	if c.n.Add(1) == c.want.Load() {
 		close(c.all)
 	}
-	return ch, stop
+	return stop
 }
 
 func newPendingBench(b *testing.B, n int) *pendingBench {

@@ -2,12 +2,14 @@ package models
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"gorm.io/gorm"
 )
 
-// Change is the announcement made after a commit. It carries ids and versions
-// only; receivers read the record.
+// Change is the announcement made after a commit. It carries the ids and
+// version and, when it can, the record as committed (Record), so a woken
+// waiter answers without reading the database again.
 type Change struct {
 	RequestID string `json:"r"`
 	Version   int    `json:"v"`
@@ -16,6 +18,45 @@ type Change struct {
 	// RuntimeID is the runtime the request names, if any, so a runtime's feed
 	// wakes for its own decisions only.
 	RuntimeID string `json:"rt,omitempty"`
+	// Record is the request as this change committed it, shared by every
+	// receiver: read it, never change it. It is nil when the announcement could
+	// not carry it (a resync; a NOTIFY too big for PostgreSQL's payload limit):
+	// receivers then read the record.
+	Record *Request `json:"rec,omitempty"`
+
+	memo *memo // shared by every copy of one announcement; see Encoded
+}
+
+// memo holds a value derived once from an announcement's record.
+type memo struct {
+	once sync.Once
+	b    []byte
+	turn atomic.Int64
+}
+
+// Turn numbers the receivers of one announcement that ask, from 0: a waiter
+// may answer inline on the announcer's goroutine when it is among the first
+// few, and hand the rest to goroutines of their own.
+func (ch Change) Turn() int64 {
+	if ch.memo == nil {
+		return 0
+	}
+	return ch.memo.turn.Add(1) - 1
+}
+
+// Encoded returns enc(ch.Record), computed by the first receiver that asks and
+// shared with every other receiver of the same announcement, so ten thousand
+// waiters on one decision encode its answer once. Every caller must pass the
+// same encoding. It returns nil when the change carries no record.
+func (ch Change) Encoded(enc func(*Request) []byte) []byte {
+	if ch.Record == nil {
+		return nil
+	}
+	if ch.memo == nil { // a change that never went through Announce
+		return enc(ch.Record)
+	}
+	ch.memo.once.Do(func() { ch.memo.b = enc(ch.Record) })
+	return ch.memo.b
 }
 
 // ActionActuation is the action of a change to a request's forwarding state.
@@ -74,21 +115,27 @@ func (s *Subscription) Lagged() bool {
 type Changes struct {
 	mu      sync.Mutex
 	subs    map[*Subscription]struct{}
-	waiters map[string]map[chan struct{}]struct{}
+	waiters map[string]map[*watch]struct{}
 }
+
+// watch is one waiter: f is called once, with the change that woke it.
+type watch struct{ f func(Change) }
 
 // NewChanges returns an empty fan-out.
 func NewChanges() *Changes {
-	return &Changes{subs: map[*Subscription]struct{}{}, waiters: map[string]map[chan struct{}]struct{}{}}
+	return &Changes{subs: map[*Subscription]struct{}{}, waiters: map[string]map[*watch]struct{}{}}
 }
 
 // Announce publishes ch to all subscribers and wakes the waiters on its request,
 // and on a decision the waiters on its runtime's feed (RuntimeKey).
 func (c *Changes) Announce(ch Change) {
+	if ch.memo == nil {
+		ch.memo = &memo{}
+	}
 	c.mu.Lock()
 	ws := c.waiters[ch.RequestID]
 	delete(c.waiters, ch.RequestID)
-	var rs map[chan struct{}]struct{}
+	var rs map[*watch]struct{}
 	if feedEntry(ch) {
 		key := RuntimeKey(ch.RuntimeID)
 		rs = c.waiters[key]
@@ -103,12 +150,13 @@ func (c *Changes) Announce(ch Change) {
 		}
 	}
 	c.mu.Unlock()
-	// Closing never blocks; each waiter channel is closed once, after removal.
+	// Each waiter is called once, after its removal, outside the lock; its f
+	// must not block.
 	for w := range ws {
-		close(w)
+		w.f(ch)
 	}
 	for w := range rs {
-		close(w)
+		w.f(ch)
 	}
 	for _, s := range slow {
 		c.unsubscribe(s, true)
@@ -141,25 +189,37 @@ func (c *Changes) unsubscribe(s *Subscription, lagged bool) {
 // called when the caller no longer waits.
 func (c *Changes) Watch(id string) (<-chan struct{}, func()) {
 	w := make(chan struct{})
+	stop := c.WatchFunc(id, func(Change) { close(w) })
+	return w, func() { stop() }
+}
+
+// WatchFunc calls f once, at the next change of request id (or, for a
+// RuntimeKey, the runtime's next decision), with that change; on a resync the
+// change has ActionResync and no record. f runs on the announcer's goroutine
+// and must not block. stop cancels the watch and reports whether it did so
+// before f was called (false: f has been or is being called).
+func (c *Changes) WatchFunc(id string, f func(Change)) (stop func() bool) {
+	w := &watch{f: f}
 	c.mu.Lock()
 	set := c.waiters[id]
 	if set == nil {
-		set = map[chan struct{}]struct{}{}
+		set = map[*watch]struct{}{}
 		c.waiters[id] = set
 	}
 	set[w] = struct{}{}
 	c.mu.Unlock()
-	return w, func() {
+	return func() bool {
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		if set := c.waiters[id]; set != nil {
-			if _, ok := set[w]; ok {
-				delete(set, w)
-				if len(set) == 0 {
-					delete(c.waiters, id)
-				}
-			}
+		set := c.waiters[id]
+		if _, ok := set[w]; !ok {
+			return false
 		}
+		delete(set, w)
+		if len(set) == 0 {
+			delete(c.waiters, id)
+		}
+		return true
 	}
 }
 
@@ -170,12 +230,13 @@ func (c *Changes) Watch(id string) (<-chan struct{}, func()) {
 func (c *Changes) Resync() {
 	c.mu.Lock()
 	ws := c.waiters
-	c.waiters = map[string]map[chan struct{}]struct{}{}
+	c.waiters = map[string]map[*watch]struct{}{}
 	c.mu.Unlock()
-	c.Announce(Change{Action: ActionResync})
+	resync := Change{Action: ActionResync}
+	c.Announce(resync)
 	for _, set := range ws {
 		for w := range set {
-			close(w)
+			w.f(resync)
 		}
 	}
 }

@@ -75,11 +75,32 @@ func connectListener(ctx context.Context, url string) (*pgx.Conn, error) {
 // cannot be queued fails the transaction, which then changes nothing. The
 // store announces this way.
 func (a *PGAnnouncer) AnnounceTx(tx *gorm.DB, ch Change) error {
-	payload, err := json.Marshal(ch)
+	payload, err := notifyPayload(ch)
 	if err != nil {
 		return err
 	}
-	return tx.Exec("SELECT pg_notify(?, ?)", NotifyChannel, string(payload)).Error
+	return tx.Exec("SELECT pg_notify(?, ?)", NotifyChannel, payload).Error
+}
+
+// MaxNotifyPayload is the most a NOTIFY payload may hold: PostgreSQL refuses
+// 8000 bytes or more.
+const MaxNotifyPayload = 7999
+
+// notifyPayload encodes ch with its record when that fits a NOTIFY, so other
+// replicas' waiters answer without a read; a bigger record (a long detail) is
+// left out and receivers read it.
+func notifyPayload(ch Change) (string, error) {
+	payload, err := json.Marshal(ch)
+	if err != nil {
+		return "", err
+	}
+	if len(payload) > MaxNotifyPayload {
+		ch.Record = nil
+		if payload, err = json.Marshal(ch); err != nil {
+			return "", err
+		}
+	}
+	return string(payload), nil
 }
 
 // Announce sends ch to every replica on its own, for a change committed

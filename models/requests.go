@@ -262,7 +262,7 @@ func (s *Store) PatchRequest(ctx context.Context, id string, by Principal, p Pat
 		lapsed := v.rehold(&next, r, next.UpdatedAt)
 		res := tx.Model(&Request{}).Where("id = ? AND version = ? AND status = ?", r.ID, r.Version, StatusOpen).
 			Select("title", "summary", "detail", "options", "default_option", "version", "updated_at",
-				"hold_rule", "hold_until", "hold_then", "hold_effect").Updates(&next)
+				"hold_rule", "hold_until", "hold_then", "hold_effect").UpdateColumns(&next)
 		if res.Error != nil {
 			return res.Error
 		}

@@ -62,8 +62,11 @@ func (s *Store) transact(db *gorm.DB, fn func(tx *gorm.DB) error, change func() 
 	return err
 }
 
+// changeOf is the announcement of r as committed; it carries a copy of r, so
+// the caller may go on using its own.
 func changeOf(r *Request, action string) Change {
-	ch := Change{RequestID: r.ID, Version: r.Version, Status: r.Status, Action: action}
+	rec := *r
+	ch := Change{RequestID: r.ID, Version: r.Version, Status: r.Status, Action: action, Record: &rec}
 	if r.RuntimeID != nil {
 		ch.RuntimeID = *r.RuntimeID
 	}

@@ -44,7 +44,10 @@ func newMetrics(s *Server) *metrics {
 	waiters := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "gatehouse_waiters", Help: "Long-polls held open.",
 	}, func() float64 { return float64(s.waiters.count()) })
-	m.reg.MustRegister(m.decisions, m.release, open, waiters,
+	parked := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "gatehouse_parked_waiters", Help: "Long-polls whose connections are parked (held without a goroutine of their own).",
+	}, func() float64 { return float64(s.Parked()) })
+	m.reg.MustRegister(m.decisions, m.release, open, waiters, parked,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.handler = echo.WrapHandler(promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}))
 	return m

@@ -25,13 +25,13 @@ type signalWatcher struct {
 	watching chan string
 }
 
-func (w signalWatcher) Watch(id string) (<-chan struct{}, func()) {
-	ch, stop := w.Changes.Watch(id)
+func (w signalWatcher) WatchFunc(id string, f func(models.Change)) func() bool {
+	stop := w.Changes.WatchFunc(id, f)
 	select {
 	case w.watching <- id:
 	default:
 	}
-	return ch, stop
+	return stop
 }
 
 type pendingEnv struct {

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"strconv"
 	"time"
@@ -31,37 +32,74 @@ func ParseTimeout(c echo.Context) (time.Duration, error) {
 	return time.Duration(n) * time.Second, nil
 }
 
+// encodeWaitAnswer is the JSON of a wait's answer, as c.JSON writes it (with
+// its newline). It is the one place the wait answer is encoded: a woken wait
+// shares one encoding per announcement (models.Change.Encoded).
+func encodeWaitAnswer(r *models.Request, timedOut bool) []byte {
+	b, err := json.Marshal(api.Wait{Request: toAPIRequest(r), TimedOut: timedOut})
+	if err != nil { // the record's fields are plain strings, numbers and maps
+		panic("encode wait answer: " + err.Error())
+	}
+	return append(b, '\n')
+}
+
+// encodeWoken is encodeWaitAnswer for a wait a change has answered.
+func encodeWoken(r *models.Request) []byte { return encodeWaitAnswer(r, false) }
+
+// versionMoved is a request wait's end: the request settled or changed.
+func versionMoved(r, first *models.Request) bool { return !r.Open() || r.Version != first.Version }
+
 // waitRequest answers at once when the request is not open, else as soon as it
 // changes, else after the timeout with timed_out: true. It is woken by the
-// change announcement, never by polling.
+// change announcement, never by polling, and answers from the record the
+// announcement carries. Over plain HTTP/1.1 the wait is parked (park.go):
+// net/http lets go of the connection while it waits.
 func (s *Server) waitRequest(c echo.Context) error {
 	timeout, err := ParseTimeout(c)
 	if err != nil {
 		return err
 	}
 	id := c.Param("id")
+	// A parked wait watches before the read that authorises it, so that one
+	// read is also the record the wait starts from.
+	var pw *parkedWait
+	if s.canPark(c) {
+		pw = s.watchToPark(id)
+	}
 	r, err := s.visibleRequest(c, id)
 	if err != nil {
+		pw.cancel()
 		return err
 	}
 	if !r.Open() { // settled: the answer needs no wait, and so no waiter slot
-		return c.JSON(http.StatusOK, api.Wait{Request: toAPIRequest(r)})
+		pw.cancel()
+		return c.JSONBlob(http.StatusOK, encodeWaitAnswer(r, false))
 	}
 	release, err := s.AcquireWaiter(c)
 	if err != nil {
+		pw.cancel()
 		return err
 	}
+	if pw.park(c, r, timeout, release) {
+		return nil
+	}
 	defer release()
-	r, timedOut, err := s.WaitChange(c, id, timeout, func(r *models.Request, first *models.Request) bool {
-		return !r.Open() || r.Version != first.Version
-	})
+	w, err := s.waitFor(c.Request().Context(), id, timeout, versionMoved)
 	if err != nil {
 		return err
 	}
+	s.observeRelease(w.r, w.timedOut)
+	if body := w.woke.Encoded(encodeWoken); body != nil && !w.timedOut {
+		return c.JSONBlob(http.StatusOK, body)
+	}
+	return c.JSONBlob(http.StatusOK, encodeWaitAnswer(w.r, w.timedOut))
+}
+
+// observeRelease records how long after its decision a woken wait answered.
+func (s *Server) observeRelease(r *models.Request, timedOut bool) {
 	if !timedOut && r.ResolvedAt != nil {
 		s.metrics.release.Observe(time.Since(*r.ResolvedAt).Seconds())
 	}
-	return c.JSON(http.StatusOK, api.Wait{Request: toAPIRequest(r), TimedOut: timedOut})
 }
 
 // WaitChange waits until done(current, first) holds for request id, the timeout
@@ -74,32 +112,55 @@ func (s *Server) WaitChange(c echo.Context, id string, timeout time.Duration, do
 
 // waitChange is WaitChange for any caller whose going away ends ctx (MCP).
 func (s *Server) waitChange(ctx context.Context, id string, timeout time.Duration, done func(r, first *models.Request) bool) (r *models.Request, timedOut bool, err error) {
+	w, err := s.waitFor(ctx, id, timeout, done)
+	return w.r, w.timedOut, err
+}
+
+// waited is how a wait ended: the record, whether it timed out, and the change
+// whose carried record it is (zero when it was read).
+type waited struct {
+	r        *models.Request
+	timedOut bool
+	woke     models.Change
+}
+
+// waitFor is waitChange, also giving the change that answered it, so the
+// caller can share that change's encoding.
+func (s *Server) waitFor(ctx context.Context, id string, timeout time.Duration, done func(r, first *models.Request) bool) (waited, error) {
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
-	var first *models.Request
+	var first, r *models.Request
+	var err error
 	for {
-		changed, stop := s.watcher.Watch(id)
-		r, err = s.reads.get(ctx, id)
-		if err != nil {
-			stop()
-			return nil, false, err
+		changed, stop := s.watch(id)
+		if r == nil { // the first time, or a change that carried no record
+			if r, err = s.reads.get(ctx, id); err != nil {
+				stop()
+				return waited{}, err
+			}
 		}
 		if first == nil {
 			first = r
 			if !r.Open() {
 				stop()
-				return r, false, nil
+				return waited{r: r}, nil
 			}
 			if s.cfg.OnWaitStart != nil {
 				s.cfg.OnWaitStart()
 			}
 		} else if done(r, first) {
 			stop()
-			return r, false, nil
+			return waited{r: r}, nil
 		}
 		select {
-		case <-changed:
+		case ch := <-changed:
 			stop()
+			if r = recordOf(ch, id); r != nil && done(r, first) {
+				return waited{r: r, woke: ch}, nil
+			}
+			// Not yet done, or no record carried: read after watching again,
+			// so a change in between is not missed.
+			r = nil
 			continue
 		case <-timer.C:
 		case <-ctx.Done():
@@ -107,12 +168,11 @@ func (s *Server) waitChange(ctx context.Context, id string, timeout time.Duratio
 		}
 		stop()
 		if ctx.Err() != nil {
-			return r, true, nil // the client is gone; nothing will read this
+			return waited{r: r, timedOut: true}, nil // the client is gone; nothing will read this
 		}
-		r, err = s.reads.get(ctx, id)
-		if err != nil {
-			return nil, false, err
+		if r, err = s.reads.get(ctx, id); err != nil {
+			return waited{}, err
 		}
-		return r, !done(r, first), nil
+		return waited{r: r, timedOut: !done(r, first)}, nil
 	}
 }

@@ -66,7 +66,7 @@ func (s *Server) waitFeed(c echo.Context, runtimeID string, after int64, timeout
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	for woken := false; ; woken = true {
-		changed, stop := s.watcher.Watch(models.RuntimeKey(runtimeID))
+		changed, stop := s.watch(models.RuntimeKey(runtimeID))
 		rows, err := s.runtimes.DecisionFeed(ctx, runtimeID, after, feedPage)
 		if err != nil || len(rows) > 0 {
 			stop()

@@ -35,9 +35,11 @@ type Store interface {
 	EndSession(ctx context.Context, cookie string) error
 }
 
-// Watcher wakes a waiter at the next change of one request.
+// Watcher wakes a waiter at the next change of one request (a *models.Changes).
 type Watcher interface {
-	Watch(id string) (<-chan struct{}, func())
+	// WatchFunc calls f once, without blocking, with the next change of id;
+	// stop cancels and reports whether f was still to be called.
+	WatchFunc(id string, f func(models.Change)) (stop func() bool)
 }
 
 // RulesInForce gives the rules that judge new requests (a *models.RuleSet).
@@ -58,6 +60,10 @@ type Config struct {
 	// OnFeedWake, if set, is called each time a waiting runtime feed is woken to
 	// read again. Tests count the wakes.
 	OnFeedWake func(runtimeID string)
+
+	// NoPark keeps every request wait on net/http's goroutine instead of
+	// parking its connection (park.go): for comparing the two.
+	NoPark bool
 
 	// MaxPendingWait caps a pending grant's max_wait; 0: DefaultMaxPendingWait.
 	MaxPendingWait time.Duration
@@ -103,9 +109,11 @@ type Server struct {
 	devices  DeviceStore
 	mcp      http.Handler // /mcp, the MCP streamable HTTP handler
 
-	reads  *freshReads // coalesced re-reads for waiters
-	grants Grants
-	audit  AuditLog
+	reads    *freshReads // coalesced re-reads for waiters
+	parked   *parker     // parked request waits, made at the first (parking)
+	parkOnce sync.Once
+	grants   Grants
+	audit    AuditLog
 
 	closeOnce sync.Once
 	closing   chan struct{} // closed when the server stops: releases every wait
@@ -181,6 +189,12 @@ func (s *Server) Echo() *echo.Echo { return s.echo }
 // reconnect (to this server once it is back, or another replica).
 func (s *Server) Close() {
 	s.closeOnce.Do(func() { close(s.closing) })
+	// Answer every parked wait before the listener goes (and make no epoll
+	// set for a server that never parked).
+	s.parkOnce.Do(func() {
+		s.parked = &parker{hup: readHangups{}, settle: newSettler(), answers: answerQueue{max: 1}, waits: map[*parkedWait]struct{}{}}
+	})
+	s.parked.close()
 	s.bgMu.Lock()
 	s.stopped = true
 	s.bgMu.Unlock()

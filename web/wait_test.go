@@ -53,10 +53,26 @@ func (ev *events) held(n int) {
 	}
 }
 
+// waitModes are the two ways a request wait is held: parked (its connection
+// handed over, park.go) and on net/http's goroutine.
+var waitModes = []struct {
+	name   string
+	noPark bool
+}{{"parked", false}, {"unparked", true}}
+
 func TestWait(t *testing.T) {
 	modelstest.Each(t, func(t *testing.T, dialect string) {
+		for _, mode := range waitModes {
+			t.Run(mode.name, func(t *testing.T) { testWait(t, dialect, mode.noPark) })
+		}
+	})
+}
+
+func testWait(t *testing.T, dialect string, noPark bool) {
+	{
 		ev, cfg := newEvents()
 		cfg.MaxWaitersPerCaller = 2
+		cfg.NoPark = noPark
 		e := webtest.New(t, dialect, cfg)
 		ended := ev.ended
 		ag, op := e.Token(models.RoleAgent, "a"), e.Token(models.RoleOperator, "op")
@@ -154,7 +170,7 @@ func TestWait(t *testing.T) {
 			}
 			<-ended
 		})
-	})
+	}
 }
 
 func TestWaitReleasedOnShutdown(t *testing.T) {

@@ -1,0 +1,421 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net"
+	"net/http"
+	"runtime"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/gatehousehq/gatehouse/api"
+	"github.com/gatehousehq/gatehouse/models"
+	"github.com/labstack/echo/v4"
+)
+
+// A parked wait is a request long-poll whose connection net/http has handed
+// over (Hijack) once the request was read, authorised and found to need a
+// wait. What is left per waiter is this struct, the connection, a timer and a
+// watch: no goroutine, no net/http buffers, no handler stack. A shared epoll
+// set (hangup_linux.go) notices a client going away. The answer is written as
+// a plain HTTP/1.1 response with Connection: close. HTTP/2, TLS and any
+// connection that cannot be handed over keep the ordinary path.
+
+// parkWriteTimeout bounds writing a parked wait's answer.
+const parkWriteTimeout = 10 * time.Second
+
+// parker holds the parked waits of one server, so shutdown can answer them.
+type parker struct {
+	hup     hangups
+	settle  *settler
+	headers headerLines
+	answers answerQueue
+	mu      sync.Mutex
+	closed  bool
+	waits   map[*parkedWait]struct{}
+	wg      sync.WaitGroup
+}
+
+func newParker() *parker {
+	return &parker{hup: newHangups(), settle: newSettler(), answers: answerQueue{max: runtime.GOMAXPROCS(0)}, waits: map[*parkedWait]struct{}{}}
+}
+
+// add holds p; false once the server is closing.
+func (pk *parker) add(p *parkedWait) bool {
+	pk.mu.Lock()
+	defer pk.mu.Unlock()
+	if pk.closed {
+		return false
+	}
+	pk.waits[p] = struct{}{}
+	pk.wg.Add(1)
+	pk.settle.parkedOne()
+	return true
+}
+
+func (pk *parker) remove(p *parkedWait) {
+	pk.mu.Lock()
+	_, ok := pk.waits[p]
+	delete(pk.waits, p)
+	pk.mu.Unlock()
+	if ok {
+		pk.wg.Done()
+	}
+}
+
+// close answers every parked wait with its current record (timed_out: true
+// unless it changed) and returns once all are written.
+func (pk *parker) close() {
+	pk.mu.Lock()
+	pk.closed = true
+	ws := make([]*parkedWait, 0, len(pk.waits))
+	for p := range pk.waits {
+		ws = append(ws, p)
+	}
+	pk.mu.Unlock()
+	for _, p := range ws {
+		go p.expire()
+	}
+	pk.wg.Wait()
+	pk.hup.close()
+	pk.settle.stop()
+}
+
+// parking returns the server's parker, made at the first parked wait.
+func (s *Server) parking() *parker {
+	s.parkOnce.Do(func() { s.parked = newParker() })
+	return s.parked
+}
+
+// canPark reports whether c's wait may be parked: plain HTTP/1.x with no body.
+func (s *Server) canPark(c echo.Context) bool {
+	r := c.Request()
+	return !s.cfg.NoPark && r.ProtoMajor == 1 && r.TLS == nil && r.ContentLength == 0 && len(r.TransferEncoding) == 0
+}
+
+// parkedWait is one parked request wait.
+type parkedWait struct {
+	s       *Server
+	id      string
+	version int // the record's version when the wait began
+	release func()
+	header  []byte // the header lines middleware set, shared (interned)
+
+	mu        sync.Mutex
+	conn      net.Conn       // nil until parked
+	early     *models.Change // a change that came before the wait was parked
+	stopWatch func() bool
+	cancelHup func()
+	timer     *time.Timer
+	finished  bool
+}
+
+// watchToPark starts a wait on request id that may be parked: it watches
+// first, so the read that follows is the record the wait starts from and no
+// change after it is missed. The caller then parks it or cancels it.
+func (s *Server) watchToPark(id string) *parkedWait {
+	p := &parkedWait{s: s, id: id}
+	p.stopWatch = s.watcher.WatchFunc(id, p.changed)
+	return p
+}
+
+// cancel drops a wait that will not be parked (nil: none).
+func (p *parkedWait) cancel() {
+	if p != nil {
+		p.stopWatch()
+	}
+}
+
+// park parks the wait on first (the record read after watchToPark, open) and
+// reports whether it did; then it owns release. When the connection cannot be
+// handed over it cancels the watch and the caller waits the ordinary way.
+func (p *parkedWait) park(c echo.Context, first *models.Request, timeout time.Duration, release func()) bool {
+	if p == nil {
+		return false
+	}
+	s := p.s
+	p.version, p.release = first.Version, release
+	p.header = s.parking().headers.intern(c.Response().Header())
+	conn, _, err := http.NewResponseController(c.Response()).Hijack()
+	if err != nil { // not a connection that can be handed over
+		p.cancel()
+		return false
+	}
+	// net/http's read and write deadlines no longer apply: the wait ends at its
+	// own timeout, when the client goes or at shutdown. Bytes pipelined after
+	// the request are dropped: the answer closes the connection.
+	_ = conn.SetDeadline(time.Time{})
+	if s.cfg.OnWaitStart != nil {
+		s.cfg.OnWaitStart()
+	}
+	pk := s.parking()
+	p.mu.Lock()
+	p.conn = conn
+	if !pk.add(p) { // the server is stopping
+		p.mu.Unlock()
+		p.expire()
+		return true
+	}
+	p.cancelHup = pk.hup.watch(conn, func() { go p.gone() })
+	p.timer = time.AfterFunc(timeout, p.expire)
+	early := p.early
+	p.mu.Unlock()
+	if early != nil {
+		go p.onChange(*early)
+	}
+	return true
+}
+
+// moved reports whether r ends the wait: settled, or changed since it began.
+func (p *parkedWait) moved(r *models.Request) bool { return !r.Open() || r.Version != p.version }
+
+// inlineAnswers is how many parked waits one announcement answers on the
+// announcer's own goroutine (a write that cannot block: see end); the rest go
+// to the parker's answer workers. One waiter is woken without a goroutine
+// hand-off, and ten thousand do not hold the decide that woke them.
+const inlineAnswers = 16
+
+// changed is the watch callback; it runs on the announcer and must not block.
+// A change that ends the wait with the record it carries is answered inline
+// (the first few) or by the parker's few answer workers, so ten thousand
+// answers do not flood the scheduler ahead of the decide that woke them.
+// Anything else (a read is needed) gets a goroutine.
+func (p *parkedWait) changed(ch models.Change) {
+	if r := recordOf(ch, p.id); r != nil && p.moved(r) {
+		p.mu.Lock()
+		parked := p.conn != nil
+		p.mu.Unlock()
+		if parked {
+			answer := func() { p.finish(r, ch.Encoded(encodeWoken), false, true) }
+			if ch.Turn() < inlineAnswers {
+				answer()
+			} else {
+				p.s.parking().answers.run(answer)
+			}
+			return
+		}
+	}
+	go p.onChange(ch)
+}
+
+// answerQueue runs jobs that never block (inline answers) on at most max
+// goroutines, in order.
+type answerQueue struct {
+	mu      sync.Mutex
+	jobs    []func()
+	running int
+	max     int
+}
+
+func (q *answerQueue) run(f func()) {
+	q.mu.Lock()
+	q.jobs = append(q.jobs, f)
+	start := q.running < q.max
+	if start {
+		q.running++
+	}
+	q.mu.Unlock()
+	if start {
+		go q.work()
+	}
+}
+
+func (q *answerQueue) work() {
+	for {
+		q.mu.Lock()
+		if len(q.jobs) == 0 {
+			q.running--
+			q.jobs = nil // let a burst's backing array go
+			q.mu.Unlock()
+			return
+		}
+		f := q.jobs[0]
+		q.jobs[0] = nil
+		q.jobs = q.jobs[1:]
+		q.mu.Unlock()
+		f()
+	}
+}
+
+// onChange answers from the record the change carries when the wait is done;
+// otherwise (no record carried, or a change that does not end the wait) it
+// watches again and reads, so nothing in between is missed.
+func (p *parkedWait) onChange(ch models.Change) {
+	p.mu.Lock()
+	if p.finished {
+		p.mu.Unlock()
+		return
+	}
+	if p.conn == nil {
+		p.early = &ch
+		p.mu.Unlock()
+		return
+	}
+	p.mu.Unlock()
+	if r := recordOf(ch, p.id); r != nil && p.moved(r) {
+		p.finish(r, ch.Encoded(encodeWoken), false, false)
+		return
+	}
+	p.mu.Lock()
+	if p.finished {
+		p.mu.Unlock()
+		return
+	}
+	p.stopWatch = p.s.watcher.WatchFunc(p.id, p.changed)
+	p.mu.Unlock()
+	r, err := p.read()
+	if err != nil {
+		p.fail(err)
+		return
+	}
+	if p.moved(r) {
+		p.finish(r, encodeWaitAnswer(r, false), false, false)
+	}
+}
+
+// expire answers with the current record: the timeout passed or the server
+// stops.
+func (p *parkedWait) expire() {
+	r, err := p.read()
+	if err != nil {
+		p.fail(err)
+		return
+	}
+	timedOut := !p.moved(r)
+	p.finish(r, encodeWaitAnswer(r, timedOut), timedOut, false)
+}
+
+// read is the current record; the read serves other waiters too, so it is
+// bounded on its own rather than by any one caller.
+func (p *parkedWait) read() (*models.Request, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return p.s.reads.get(ctx, p.id)
+}
+
+// fail answers a failed read as the API answers an internal error.
+func (p *parkedWait) fail(err error) {
+	slog.Error("internal error", "method", http.MethodGet, "route", "/v1/requests/:id/wait", "err", err)
+	body, _ := json.Marshal(api.ErrorBody{Code: models.ECodeInternal, Detail: "internal error"})
+	p.end(http.StatusInternalServerError, append(body, '\n'), false)
+}
+
+// gone ends the wait of a client that went away: nothing is written.
+func (p *parkedWait) gone() { p.end(0, nil, false) }
+
+// finish writes the answer r (encoded as body); inline: see end.
+func (p *parkedWait) finish(r *models.Request, body []byte, timedOut, inline bool) {
+	if p.end(http.StatusOK, body, inline) {
+		p.s.observeRelease(r, timedOut)
+	}
+}
+
+// end finishes the wait once: it stops the watch, the timer and the hangup
+// watch, writes status and body (none when status is 0), closes the
+// connection and gives the waiter slot back. It reports whether this call
+// finished it. inline (on the announcer's goroutine): the write is tried once
+// without blocking, and whatever the socket does not take at once is written
+// on a goroutine of its own.
+func (p *parkedWait) end(status int, body []byte, inline bool) bool {
+	p.mu.Lock()
+	if p.finished || p.conn == nil {
+		p.mu.Unlock()
+		return false
+	}
+	p.finished = true
+	stopWatch, timer, cancelHup, conn := p.stopWatch, p.timer, p.cancelHup, p.conn
+	p.mu.Unlock()
+	stopWatch()
+	if timer != nil {
+		timer.Stop()
+	}
+	if cancelHup != nil {
+		cancelHup()
+	}
+	if status == 0 {
+		p.close(conn)
+		return true
+	}
+	// The socket almost always takes the answer at once; only what it does
+	// not is written with a deadline, on a goroutine when inline.
+	b := httpResponse(status, p.header, body)
+	if n := tryWrite(conn, b); n < len(b) {
+		if inline {
+			go p.write(conn, b[n:])
+		} else {
+			p.write(conn, b[n:])
+		}
+		return true
+	}
+	p.close(conn)
+	return true
+}
+
+// write writes b to conn, bounded by parkWriteTimeout, and closes it.
+func (p *parkedWait) write(conn net.Conn, b []byte) {
+	_ = conn.SetWriteDeadline(time.Now().Add(parkWriteTimeout))
+	_, _ = conn.Write(b)
+	p.close(conn)
+}
+
+// close closes the connection and gives the waiter slot back.
+func (p *parkedWait) close(conn net.Conn) {
+	_ = conn.Close()
+	p.s.parking().remove(p)
+	p.release()
+}
+
+// headerLines interns the header lines of parked answers: every wait gets
+// the same security headers, so they are kept once, not once per waiter.
+type headerLines struct {
+	mu   sync.Mutex
+	last []byte
+}
+
+// intern renders h (less what the answer sets itself) as header lines and
+// returns the shared copy when it is the same as the last.
+func (hl *headerLines) intern(h http.Header) []byte {
+	var buf bytes.Buffer
+	_ = h.WriteSubset(&buf, map[string]bool{"Content-Type": true, "Content-Length": true, "Connection": true, "Date": true, "Transfer-Encoding": true})
+	hl.mu.Lock()
+	defer hl.mu.Unlock()
+	if !bytes.Equal(buf.Bytes(), hl.last) {
+		hl.last = bytes.Clone(buf.Bytes())
+	}
+	return hl.last
+}
+
+// httpResponse is an HTTP/1.1 response that closes the connection; header
+// holds the other header lines.
+func httpResponse(status int, header, body []byte) []byte {
+	b := make([]byte, 0, 256+len(header)+len(body))
+	b = append(b, "HTTP/1.1 "...)
+	b = strconv.AppendInt(b, int64(status), 10)
+	b = append(b, ' ')
+	b = append(b, http.StatusText(status)...)
+	b = append(b, "\r\n"...)
+	b = append(b, header...)
+	b = append(b, "Content-Type: application/json\r\nContent-Length: "...)
+	b = strconv.AppendInt(b, int64(len(body)), 10)
+	b = append(b, "\r\nConnection: close\r\nDate: "...)
+	b = time.Now().UTC().AppendFormat(b, http.TimeFormat)
+	b = append(b, "\r\n\r\n"...)
+	return append(b, body...)
+}
+
+// count is how many waits are parked.
+func (pk *parker) count() int {
+	pk.mu.Lock()
+	defer pk.mu.Unlock()
+	return len(pk.waits)
+}
+
+// Parked is how many request waits are parked (a subset of Waiters).
+func (s *Server) Parked() int {
+	s.parkOnce.Do(func() { s.parked = newParker() })
+	return s.parked.count()
+}
