@@ -55,7 +55,7 @@ func (s *Store) RevokeToken(ctx context.Context, idOrName string) (int64, error)
 // Authenticate returns the live token a secret belongs to.
 func (s *Store) Authenticate(ctx context.Context, secret string) (*Token, error) {
 	var t Token
-	err := s.DB.WithContext(ctx).Where("hash = ? AND revoked_at IS NULL", HashSecret(secret)).Take(&t).Error
+	err := s.reader(ctx).Where("hash = ? AND revoked_at IS NULL", HashSecret(secret)).Take(&t).Error
 	if notFound(err) {
 		return nil, Errorf(ECodeUnauthenticated, "unknown or revoked token")
 	}
@@ -68,7 +68,7 @@ func (s *Store) Authenticate(ctx context.Context, secret string) (*Token, error)
 // HasOperator reports whether any live operator token exists.
 func (s *Store) HasOperator(ctx context.Context) (bool, error) {
 	var n int64
-	err := s.DB.WithContext(ctx).Model(&Token{}).Where("role = ? AND revoked_at IS NULL", RoleOperator).Count(&n).Error
+	err := s.reader(ctx).Model(&Token{}).Where("role = ? AND revoked_at IS NULL", RoleOperator).Count(&n).Error
 	return n > 0, err
 }
 
@@ -128,7 +128,7 @@ func (s *Store) openSession(tx *gorm.DB, tokenID, name string) (*Session, string
 // SessionFor returns the live session a cookie secret belongs to.
 func (s *Store) SessionFor(ctx context.Context, cookie string) (*Session, error) {
 	var sess Session
-	err := s.DB.WithContext(ctx).Where("hash = ? AND expires_at > ?", HashSecret(cookie), s.now()).Take(&sess).Error
+	err := s.reader(ctx).Where("hash = ? AND expires_at > ?", HashSecret(cookie), s.now()).Take(&sess).Error
 	if notFound(err) {
 		return nil, Errorf(ECodeUnauthenticated, "no such session")
 	}
