@@ -29,6 +29,11 @@ type groupCommit struct {
 	mu      sync.Mutex
 	queue   []*writeJob
 	running bool
+
+	// Tests' hooks: queued is told the queue's length after each arrival,
+	// committed the size of each batch after its COMMIT.
+	queued    func(n int)
+	committed func(n int)
 }
 
 // writeJob is one caller's transaction function and its answer.
@@ -51,7 +56,11 @@ func (g *groupCommit) do(ctx context.Context, fn, inTx func(tx *gorm.DB) error) 
 	g.queue = append(g.queue, j)
 	lead := !g.running
 	g.running = true
+	n := len(g.queue)
 	g.mu.Unlock()
+	if g.queued != nil {
+		g.queued(n)
+	}
 	if lead {
 		g.lead()
 	}
@@ -116,6 +125,9 @@ func (g *groupCommit) commit(batch []*writeJob) {
 		}
 		return nil
 	})
+	if g.committed != nil {
+		g.committed(len(live))
+	}
 	for _, j := range live {
 		if err != nil && j.err == nil {
 			j.err = err
