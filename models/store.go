@@ -29,6 +29,7 @@ type Store struct {
 	Read *gorm.DB
 
 	batch *groupCommit // SQLite: concurrent transactions share one COMMIT
+	auth  *authCache   // nil: every call reads its token or session
 }
 
 // NewStore returns a store over db that announces through a.
@@ -37,7 +38,7 @@ func NewStore(db *gorm.DB, a Announcer) *Store {
 	if db.Dialector.Name() == "sqlite" {
 		batch = &groupCommit{db: db}
 	}
-	return &Store{
+	s := &Store{
 		batch:         batch,
 		DB:            db,
 		Announcer:     a,
@@ -45,6 +46,10 @@ func NewStore(db *gorm.DB, a Announcer) *Store {
 		DefaultExpiry: time.Hour,
 		MaxExpiry:     7 * 24 * time.Hour,
 	}
+	if batch != nil { // SQLite: the cache checks the file's revocation epoch at each use
+		s.auth = newAuthCache(sqliteEpoch(s.reader))
+	}
+	return s
 }
 
 // reader is where a read that needs no open transaction goes: the reader
