@@ -196,7 +196,9 @@ func (a *App) listenAcrossReplicas() error {
 	case <-time.After(listenTimeout):
 		return fmt.Errorf("no LISTEN on %s within %s", models.NotifyChannel, listenTimeout)
 	}
-	// Only now: until the listener is in place, a NOTIFY would reach no one here.
+	// Only now: until the listener is in place, a NOTIFY would reach no one here
+	// (and a revocation would not drop the authentication cache).
+	a.Store.CacheAuth(a.Changes)
 	a.Store.Announcer = pg
 	a.replica = pg
 	slog.Info("announcing changes across replicas", "channel", models.NotifyChannel)

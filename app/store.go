@@ -9,6 +9,7 @@ import (
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/gatehousehq/gatehouse/push"
 	"github.com/prometheus/client_golang/prometheus"
+	"gorm.io/gorm"
 )
 
 // ErrNoDatabase is returned by OpenStore when create is false and the SQLite
@@ -30,16 +31,32 @@ func OpenStore(database string, a models.Announcer, create bool) (*models.Store,
 	if err != nil {
 		return nil, nil, err
 	}
+	read, err := models.OpenReadDB(database)
+	if err != nil {
+		closeGorm(db)
+		return nil, nil, err
+	}
 	closeDB := func() {
-		if sqlDB, err := db.DB(); err == nil {
-			sqlDB.Close()
-		}
+		closeGorm(db)
+		closeGorm(read)
 	}
 	if err := models.MigrateLocked(db); err != nil {
 		closeDB()
 		return nil, nil, fmt.Errorf("migrate: %w", err)
 	}
-	return models.NewStore(db, a), closeDB, nil
+	store := models.NewStore(db, a)
+	store.Read = read
+	return store, closeDB, nil
+}
+
+// closeGorm closes db's connections; a nil db is none.
+func closeGorm(db *gorm.DB) {
+	if db == nil {
+		return
+	}
+	if sqlDB, err := db.DB(); err == nil {
+		sqlDB.Close()
+	}
 }
 
 // PushSenders builds the push senders from the environment: APNs when

@@ -42,21 +42,22 @@ func (s *Store) audit(tx *gorm.DB, r *Request, action, actor, via string, detail
 // AppendAudit records an event that changes no record (a forward attempt, a push).
 func (s *Store) AppendAudit(ctx context.Context, requestID string, version int, action, actor, via string, detail map[string]any) error {
 	r := &Request{ID: requestID, Version: version}
-	return s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	// Through transact, so it shares a group commit with the writes around it.
+	return s.transact(s.DB.WithContext(ctx), func(tx *gorm.DB) error {
 		return s.audit(tx, r, action, actor, via, detail)
-	})
+	}, func() (*Request, string) { return nil, "" })
 }
 
 // AuditTrail returns the trail of one request, oldest first.
 func (s *Store) AuditTrail(ctx context.Context, requestID string) ([]Audit, error) {
 	var rows []Audit
-	err := s.DB.WithContext(ctx).Where("request_id = ?", requestID).Order("seq").Find(&rows).Error
+	err := s.reader(ctx).Where("request_id = ?", requestID).Order("seq").Find(&rows).Error
 	return rows, err
 }
 
 // AuditEntries returns up to limit entries of the whole chain after seq, in order.
 func (s *Store) AuditEntries(ctx context.Context, after uint64, limit int) ([]Audit, error) {
 	var rows []Audit
-	err := s.DB.WithContext(ctx).Where("seq > ?", after).Order("seq").Limit(limit).Find(&rows).Error
+	err := s.reader(ctx).Where("seq > ?", after).Order("seq").Limit(limit).Find(&rows).Error
 	return rows, err
 }

@@ -113,9 +113,29 @@ func (s *Subscription) Lagged() bool {
 // Changes fans out announcements in process: to subscribers (hub, push,
 // forwarder) and to waiters keyed by request id (long-polls).
 type Changes struct {
-	mu      sync.Mutex
-	subs    map[*Subscription]struct{}
-	waiters map[string]map[*watch]struct{}
+	mu       sync.Mutex
+	subs     map[*Subscription]struct{}
+	waiters  map[string]map[*watch]struct{}
+	onRevoke []func()
+}
+
+// OnRevoke registers f to be called at every revocation the replica listener
+// relays, and at every resync (revocations may have been missed).
+func (c *Changes) OnRevoke(f func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.onRevoke = append(c.onRevoke, f)
+}
+
+// Revoked calls the OnRevoke functions. It returns once they have run, so a
+// call authenticated after it cannot use what was revoked.
+func (c *Changes) Revoked() {
+	c.mu.Lock()
+	fs := c.onRevoke
+	c.mu.Unlock()
+	for _, f := range fs {
+		f()
+	}
 }
 
 // watch is one waiter: f is called once, with the change that woke it.
@@ -228,6 +248,7 @@ func (c *Changes) WatchFunc(id string, f func(Change)) (stop func() bool) {
 // it whenever its listen connection is (re)established, because notifications
 // sent while it was down are gone.
 func (c *Changes) Resync() {
+	c.Revoked()
 	c.mu.Lock()
 	ws := c.waiters
 	c.waiters = map[string]map[*watch]struct{}{}

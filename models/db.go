@@ -17,13 +17,8 @@ import (
 // OpenDB opens the database a URL names: "sqlite:PATH" (or a bare path) for the
 // embedded default, "postgres://…" for scale-out. It does not migrate.
 func OpenDB(url string) (*gorm.DB, error) {
-	cfg := &gorm.Config{
-		TranslateError: true,
-		NowFunc:        func() time.Time { return time.Now().UTC() },
-		Logger:         logger.Discard,
-	}
 	if IsPostgres(url) {
-		db, err := gorm.Open(postgres.Open(url), cfg)
+		db, err := gorm.Open(postgres.Open(url), gormConfig())
 		if err != nil {
 			return nil, fmt.Errorf("open postgres: %w", err)
 		}
@@ -51,21 +46,72 @@ func OpenDB(url string) (*gorm.DB, error) {
 			return nil, fmt.Errorf("database %q: %s is not a directory", url, dir)
 		}
 	}
-	// WAL lets readers in other processes (the token CLI) work beside the server;
-	// busy_timeout makes their writes wait rather than fail.
-	dsn := path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate"
-	db, err := gorm.Open(sqlite.Open(dsn), cfg)
+	db, err := openSQLite(path, false)
 	if err != nil {
-		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
+		return nil, err
 	}
 	sqlDB, err := db.DB()
 	if err != nil {
 		return nil, err
 	}
 	// SQLite has one writer; one connection makes every transaction take its turn
-	// instead of failing with SQLITE_BUSY on upgrade.
+	// instead of failing with SQLITE_BUSY on upgrade (and the store's group
+	// commit shares that turn among the writers queued for it).
 	sqlDB.SetMaxOpenConns(1)
 	return db, nil
+}
+
+// readers is the size of the SQLite reader pool: enough that reads run on
+// both cores while the writer holds its connection.
+const readers = 4
+
+// OpenReadDB opens the reader pool of a SQLite database URL: query_only
+// connections that WAL lets read the last commit while the writer writes. It
+// returns nil for PostgreSQL, whose one pool serves reads and writes.
+func OpenReadDB(url string) (*gorm.DB, error) {
+	path, ok := SQLitePath(url)
+	if !ok || path == "" {
+		return nil, nil
+	}
+	db, err := openSQLite(path, true)
+	if err != nil {
+		return nil, err
+	}
+	sqlDB, err := db.DB()
+	if err != nil {
+		return nil, err
+	}
+	sqlDB.SetMaxOpenConns(readers)
+	sqlDB.SetMaxIdleConns(readers)
+	return db, nil
+}
+
+// openSQLite opens path in WAL mode with synchronous=FULL: in WAL mode FULL
+// fsyncs the log at every COMMIT, so a committed write survives a power loss
+// (NORMAL may lose the last commits). WAL lets readers (the reader pool, the
+// token CLI) work beside the writer; busy_timeout makes other processes'
+// writes wait rather than fail. temp_store=MEMORY keeps the savepoint journal
+// of a group commit in memory: on disk it was a file write per page changed.
+func openSQLite(path string, readOnly bool) (*gorm.DB, error) {
+	dsn := path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=synchronous(FULL)&_pragma=temp_store(MEMORY)&_txlock=immediate"
+	if readOnly {
+		dsn = path + "?_pragma=busy_timeout(10000)&_pragma=query_only(1)"
+	}
+	// No PrepareStmt: this driver prepares each statement again at every
+	// execution anyway, and GORM's statement cache leaves a goroutine per pool.
+	db, err := gorm.Open(sqlite.Open(dsn), gormConfig())
+	if err != nil {
+		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
+	}
+	return db, nil
+}
+
+func gormConfig() *gorm.Config {
+	return &gorm.Config{
+		TranslateError: true,
+		NowFunc:        func() time.Time { return time.Now().UTC() },
+		Logger:         logger.Discard,
+	}
 }
 
 // SQLitePath is the file a SQLite database URL names ("sqlite:PATH",

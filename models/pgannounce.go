@@ -152,6 +152,10 @@ func (r relay) HandleNotification(_ context.Context, n *pgconn.Notification, _ *
 	if err := json.Unmarshal([]byte(n.Payload), &ch); err != nil {
 		return fmt.Errorf("decode change %q: %w", n.Payload, err)
 	}
+	if ch.Action == ActionRevoke {
+		r.a.Changes.Revoked()
+		return nil
+	}
 	r.a.Changes.Announce(ch)
 	return nil
 }

@@ -28,11 +28,11 @@ func (s *Store) CreateRequest(ctx context.Context, p Principal, n NewRequest, id
 	}
 	db := s.DB.WithContext(ctx)
 	if idemKey != "" {
-		if r, err := s.byIdempotencyKey(db, p.ID, idemKey); err == nil || !notFound(err) {
+		if r, err := s.byIdempotencyKey(s.reader(ctx), p.ID, idemKey); err == nil || !notFound(err) {
 			return r, false, err
 		}
 	}
-	if err := checkRuntime(db, p, n.RuntimeID); err != nil {
+	if err := checkRuntime(s.reader(ctx), p, n.RuntimeID); err != nil {
 		return nil, false, err
 	}
 	now := s.now()
@@ -101,7 +101,7 @@ func (s *Store) byIdempotencyKey(db *gorm.DB, owner, key string) (*Request, erro
 
 // GetRequest returns one request; ECodeNotFound when there is none.
 func (s *Store) GetRequest(ctx context.Context, id string) (*Request, error) {
-	return load(s.DB.WithContext(ctx), id)
+	return load(s.reader(ctx), id)
 }
 
 // GetRequests reads the requests with the given ids in one query, in no
@@ -111,7 +111,7 @@ func (s *Store) GetRequests(ctx context.Context, ids []string) ([]Request, error
 		return nil, nil
 	}
 	var rows []Request
-	err := s.DB.WithContext(ctx).Where("id IN ?", ids).Find(&rows).Error
+	err := s.reader(ctx).Where("id IN ?", ids).Find(&rows).Error
 	return rows, err
 }
 
@@ -145,7 +145,7 @@ func (s *Store) ListRequests(ctx context.Context, f ListFilter) ([]Request, stri
 	if f.Limit <= 0 || f.Limit > 200 {
 		f.Limit = 50
 	}
-	q := s.DB.WithContext(ctx).Model(&Request{})
+	q := s.reader(ctx).Model(&Request{})
 	if f.Status != "all" {
 		q = q.Where("status = ?", f.Status)
 	}
@@ -197,7 +197,7 @@ func decodeCursor(c string) (time.Time, string, error) {
 // CountOpen returns how many requests are open.
 func (s *Store) CountOpen(ctx context.Context) (int64, error) {
 	var n int64
-	err := s.DB.WithContext(ctx).Model(&Request{}).Where("status = ?", StatusOpen).Count(&n).Error
+	err := s.reader(ctx).Model(&Request{}).Where("status = ?", StatusOpen).Count(&n).Error
 	return n, err
 }
 

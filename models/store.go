@@ -1,6 +1,7 @@
 package models
 
 import (
+	"context"
 	"errors"
 	"time"
 
@@ -20,17 +21,43 @@ type Store struct {
 	MaxExpiry     time.Duration
 	// Rules judge each new request before a person sees it; nil: none.
 	Rules *RuleSet
+	// Read serves reads that need not see the caller's open transaction
+	// (authentication, GetRequest, lists); on SQLite a pool of query_only
+	// connections beside the one writer, so reads never queue behind writes.
+	// nil: DB.
+	Read *gorm.DB
+
+	batch *groupCommit // SQLite: concurrent transactions share one COMMIT
+	auth  *authCache   // nil: every call reads its token or session
 }
 
 // NewStore returns a store over db that announces through a.
 func NewStore(db *gorm.DB, a Announcer) *Store {
-	return &Store{
+	var batch *groupCommit
+	if db.Dialector.Name() == "sqlite" {
+		batch = &groupCommit{db: db}
+	}
+	s := &Store{
+		batch:         batch,
 		DB:            db,
 		Announcer:     a,
 		Now:           func() time.Time { return time.Now().UTC() },
 		DefaultExpiry: time.Hour,
 		MaxExpiry:     7 * 24 * time.Hour,
 	}
+	if batch != nil { // SQLite: the cache checks the file's revocation epoch at each use
+		s.auth = newAuthCache(sqliteEpoch(s.reader))
+	}
+	return s
+}
+
+// reader is where a read that needs no open transaction goes: the reader
+// pool when there is one.
+func (s *Store) reader(ctx context.Context) *gorm.DB {
+	if s.Read != nil {
+		return s.Read.WithContext(ctx)
+	}
+	return s.DB.WithContext(ctx)
 }
 
 // now is truncated to microseconds, the precision PostgreSQL keeps, so a record
@@ -43,17 +70,30 @@ func (s *Store) now() time.Time { return s.Now().UTC().Truncate(time.Microsecond
 // NOTIFY with the commit itself, so a commit is never left unannounced (a crash
 // between the two, a failed NOTIFY after it) and a failed NOTIFY fails the
 // commit. Any other announcer is called right after the commit.
+//
+// On SQLite fn joins a group commit: it runs in its own savepoint of a
+// transaction shared with the writers queued beside it, and transact returns
+// once that transaction's COMMIT (one fsync for all) has. PostgreSQL groups
+// concurrent commits itself, so there each call has its own transaction.
 func (s *Store) transact(db *gorm.DB, fn func(tx *gorm.DB) error, change func() (*Request, string)) error {
 	txa, inTx := s.Announcer.(TxAnnouncer)
-	err := db.Transaction(func(tx *gorm.DB) error {
-		if err := fn(tx); err != nil {
-			return err
-		}
+	announceTx := func(tx *gorm.DB) error {
 		if r, action := change(); inTx && r != nil {
 			return txa.AnnounceTx(tx, changeOf(r, action))
 		}
 		return nil
-	})
+	}
+	var err error
+	if s.batch != nil {
+		err = s.batch.do(db.Statement.Context, fn, announceTx)
+	} else {
+		err = db.Transaction(func(tx *gorm.DB) error {
+			if err := fn(tx); err != nil {
+				return err
+			}
+			return announceTx(tx)
+		})
+	}
 	if err == nil && !inTx && s.Announcer != nil {
 		if r, action := change(); r != nil {
 			s.Announcer.Announce(changeOf(r, action))

@@ -47,20 +47,37 @@ func (s *Store) RevokeToken(ctx context.Context, idOrName string) (int64, error)
 			return res.Error
 		}
 		n = res.RowsAffected
-		return tx.Where("token_id IN ?", ids).Delete(&Session{}).Error
+		if err := tx.Where("token_id IN ?", ids).Delete(&Session{}).Error; err != nil {
+			return err
+		}
+		return revoked(tx)
 	})
 	return n, err
 }
 
 // Authenticate returns the live token a secret belongs to.
 func (s *Store) Authenticate(ctx context.Context, secret string) (*Token, error) {
+	hash := HashSecret(secret)
+	var l look
+	if s.auth != nil {
+		var err error
+		if l, err = s.auth.begin(ctx); err != nil {
+			return nil, err
+		}
+		if t, ok := s.auth.token(hash, l); ok {
+			return &t, nil
+		}
+	}
 	var t Token
-	err := s.DB.WithContext(ctx).Where("hash = ? AND revoked_at IS NULL", HashSecret(secret)).Take(&t).Error
+	err := s.reader(ctx).Where("hash = ? AND revoked_at IS NULL", hash).Take(&t).Error
 	if notFound(err) {
 		return nil, Errorf(ECodeUnauthenticated, "unknown or revoked token")
 	}
 	if err != nil {
 		return nil, err
+	}
+	if s.auth != nil {
+		s.auth.putToken(hash, t, l)
 	}
 	return &t, nil
 }
@@ -68,7 +85,7 @@ func (s *Store) Authenticate(ctx context.Context, secret string) (*Token, error)
 // HasOperator reports whether any live operator token exists.
 func (s *Store) HasOperator(ctx context.Context) (bool, error) {
 	var n int64
-	err := s.DB.WithContext(ctx).Model(&Token{}).Where("role = ? AND revoked_at IS NULL", RoleOperator).Count(&n).Error
+	err := s.reader(ctx).Model(&Token{}).Where("role = ? AND revoked_at IS NULL", RoleOperator).Count(&n).Error
 	return n > 0, err
 }
 
@@ -127,20 +144,40 @@ func (s *Store) openSession(tx *gorm.DB, tokenID, name string) (*Session, string
 
 // SessionFor returns the live session a cookie secret belongs to.
 func (s *Store) SessionFor(ctx context.Context, cookie string) (*Session, error) {
+	hash := HashSecret(cookie)
+	now := s.now()
+	var l look
+	if s.auth != nil {
+		var err error
+		if l, err = s.auth.begin(ctx); err != nil {
+			return nil, err
+		}
+		if sess, ok := s.auth.session(hash, l); ok && now.Before(sess.ExpiresAt) {
+			return &sess, nil
+		}
+	}
 	var sess Session
-	err := s.DB.WithContext(ctx).Where("hash = ? AND expires_at > ?", HashSecret(cookie), s.now()).Take(&sess).Error
+	err := s.reader(ctx).Where("hash = ? AND expires_at > ?", hash, now).Take(&sess).Error
 	if notFound(err) {
 		return nil, Errorf(ECodeUnauthenticated, "no such session")
 	}
 	if err != nil {
 		return nil, err
 	}
+	if s.auth != nil {
+		s.auth.putSession(hash, sess, l)
+	}
 	return &sess, nil
 }
 
-// EndSession logs a session out.
+// EndSession logs a session out, on every replica's cache too.
 func (s *Store) EndSession(ctx context.Context, cookie string) error {
-	return s.DB.WithContext(ctx).Where("hash = ?", HashSecret(cookie)).Delete(&Session{}).Error
+	return s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Where("hash = ?", HashSecret(cookie)).Delete(&Session{}).Error; err != nil {
+			return err
+		}
+		return revoked(tx)
+	})
 }
 
 // Principal is the operator a session speaks for.

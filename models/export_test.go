@@ -1,0 +1,24 @@
+package models
+
+import (
+	"context"
+
+	"gorm.io/gorm"
+)
+
+// Transact runs fn through the store's transact with no announcement, for
+// tests of the group commit.
+func Transact(s *Store, ctx context.Context, fn func(tx *gorm.DB) error) error {
+	return s.transact(s.DB.WithContext(ctx), fn, func() (*Request, string) { return nil, "" })
+}
+
+// GroupCommits reports whether the store batches transactions, and sets the
+// batcher's hooks: queued gets the queue length at each arrival, committed
+// the size of each committed batch.
+func GroupCommits(s *Store, queued, committed func(n int)) bool {
+	if s.batch == nil {
+		return false
+	}
+	s.batch.queued, s.batch.committed = queued, committed
+	return true
+}
