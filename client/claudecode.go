@@ -121,8 +121,8 @@ func (in *ClaudeCodeHookInput) projectSuggestions() []json.RawMessage {
 // for long.
 func (in *ClaudeCodeHookInput) NewRequest(wait time.Duration) NewRequest {
 	opts := []Option{{ID: OptionOnce, Label: "Allow once", Effect: "allow"}}
-	if len(in.projectSuggestions()) > 0 {
-		opts = append(opts, Option{ID: OptionProject, Label: "Allow for project", Effect: "allow"})
+	if sugg := in.projectSuggestions(); len(sugg) > 0 {
+		opts = append(opts, Option{ID: OptionProject, Label: "Allow for project", Effect: "allow", Saves: savesText(sugg)})
 	}
 	opts = append(opts, Option{ID: OptionDeny, Label: "Deny", Effect: "deny"})
 	ref := map[string]string{"session": in.SessionID, "cwd": in.Cwd, "transcript_path": in.TranscriptPath}

@@ -32,6 +32,7 @@ type Option struct {
 	ID     string `json:"id"`
 	Label  string `json:"label"`
 	Effect string `json:"effect,omitempty"`
+	Saves  string `json:"saves,omitempty"` // what the option saves beyond this decision, shown on the card
 }
 
 // Actuation is what became of the forward to the runtime.

@@ -15,6 +15,7 @@ type apiOption struct {
 	ID     string `json:"id"`
 	Label  string `json:"label"`
 	Effect string `json:"effect,omitempty"`
+	Saves  string `json:"saves,omitempty"` // what the option saves beyond this decision
 }
 
 type apiActuation struct {
@@ -31,7 +32,7 @@ type apiRequest struct {
 	Title         string            `json:"title"`
 	Summary       string            `json:"summary"`
 	Detail        string            `json:"detail"`
-	Risk          string            `json:"risk"`
+	Risk          *string           `json:"risk"` // null when the filer gave none
 	Tool          string            `json:"tool,omitempty"`
 	Command       string            `json:"command,omitempty"`
 	Options       []apiOption       `json:"options"`
@@ -63,12 +64,19 @@ type apiHold struct {
 	Then  string `json:"then"`
 }
 
+func nilIfEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
 func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 func toAPIRequest(r *models.Request) apiRequest {
 	out := apiRequest{
 		ID: r.ID, Kind: r.Kind, Status: r.Status, Version: r.Version, Title: r.Title, Summary: r.Summary,
-		Detail: r.Detail, Risk: r.Risk, Tool: r.Tool, Command: r.Command, Options: make([]apiOption, len(r.Options)),
+		Detail: r.Detail, Risk: nilIfEmpty(r.Risk), Tool: r.Tool, Command: r.Command, Options: make([]apiOption, len(r.Options)),
 		AllowAnswer: r.AllowAnswer, Decision: r.Decision, Answer: r.Answer, Note: r.Note, Source: r.Source,
 		SourceRef: r.SourceRef, RuntimeID: r.RuntimeID, PendingID: r.PendingID, CreatedBy: r.CreatedBy,
 		CreatedAt: rfc3339(r.CreatedAt), UpdatedAt: rfc3339(r.UpdatedAt), ExpiresAt: rfc3339(r.ExpiresAt),

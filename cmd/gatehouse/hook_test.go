@@ -136,11 +136,16 @@ func checkAsk(t *testing.T, res result) {
 }
 
 func TestHookPermissionRequest(t *testing.T) {
-	t.Run("offers Allow for project from the suggestion", func(t *testing.T) {
+	t.Run("offers Allow for project from the suggestion, saying the rule it saves", func(t *testing.T) {
 		_, r := decidedHook(t, newTestServer(t), permissionRequest, "once", "")
-		wantOpts := []client.Option{{ID: "once", Label: "Allow once", Effect: "allow"}, {ID: "project", Label: "Allow for project", Effect: "allow"}, {ID: "deny", Label: "Deny", Effect: "deny"}}
+		wantOpts := []client.Option{{ID: "once", Label: "Allow once", Effect: "allow"},
+			{ID: "project", Label: "Allow for project", Effect: "allow", Saves: "Bash(git push *) to project settings (.claude/settings.local.json)"},
+			{ID: "deny", Label: "Deny", Effect: "deny"}}
 		if !reflect.DeepEqual(r.Options, wantOpts) {
 			t.Fatalf("options = %v", r.Options)
+		}
+		if r.Risk != "" {
+			t.Fatalf("risk = %q: the hook judges no risk, so the request carries none", r.Risk)
 		}
 		if _, ok := r.SourceRef["tool_use_id"]; ok {
 			t.Fatalf("source_ref has a tool_use_id the input lacks: %v", r.SourceRef)
