@@ -118,9 +118,18 @@ func (b *tab) consoleErrors() []string {
 	return out
 }
 
+// stepTimeout bounds every step a browser test waits on.
+const stepTimeout = 20 * time.Second
+
+// viewports are the screens every page test runs on: a phone and a laptop.
+var viewports = []struct {
+	name string
+	w, h int
+}{{"phone", 390, 844}, {"desktop", 1280, 800}}
+
 // bounded is the tab's context with a bound for one step.
 func (b *tab) bounded() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(b.ctx, 20*time.Second)
+	return context.WithTimeout(b.ctx, stepTimeout)
 }
 
 // run runs steps with a bound, failing the test with what the step was.
