@@ -102,17 +102,23 @@
   var keys = (function () {
     var selected = null, index = -1;
     function cards() { return Array.prototype.slice.call(document.querySelectorAll('#inbox-list [data-testid="card"]')); }
-    function select(el) {
+    function mark(el) {
       if (selected) selected.classList.remove("selected");
       selected = el;
-      var list = cards();
-      index = el ? list.indexOf(el) : -1;
+      index = el ? cards().indexOf(el) : -1;
+      if (el) el.classList.add("selected");
+    }
+    function select(el) {
+      mark(el);
       if (!el) return;
-      el.classList.add("selected");
-      el.setAttribute("tabindex", "-1");
       el.focus({ preventScroll: true });
       el.scrollIntoView({ block: "nearest" });
     }
+    // Focus inside a card (a click on it, Tab to one of its buttons) selects it.
+    document.addEventListener("focusin", function (e) {
+      var c = e.target.closest && e.target.closest('#inbox-list [data-testid="card"]');
+      if (c && c !== selected) mark(c);
+    });
     // current is the selected card, or the only card (a request's own page).
     function current() {
       if (selected && document.body.contains(selected)) return selected;
@@ -143,7 +149,11 @@
     function typing(t) {
       return t && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName));
     }
-    var help = document.getElementById("shortcuts");
+    var help = document.getElementById("shortcuts"), noteOnKeyUp = null;
+    document.addEventListener("keyup", function () {
+      if (noteOnKeyUp) noteOnKeyUp.focus();
+      noteOnKeyUp = null;
+    });
     document.addEventListener("keydown", function (e) {
       if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey || typing(e.target)) return;
       if (help && help.open) return; // the dialog handles its own keys (Esc closes it)
@@ -176,7 +186,8 @@
           b = card && card.querySelector('textarea[name="note"]');
           if (!b) return;
           if (b.closest("details")) b.closest("details").open = true;
-          b.focus();
+          // Focus on key up, so the "n" itself is not typed into the note.
+          noteOnKeyUp = b;
           break;
         default:
           return;

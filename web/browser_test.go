@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -57,6 +56,15 @@ func newBrowser(t testing.TB, width, height int) *tab {
 	// The first run starts the browser; it must not carry a timeout.
 	if err := chromedp.Do(ctx); err != nil {
 		t.Fatalf("start Chromium: %v", err)
+	}
+	// Chromium keeps a window at least 500 px wide: the viewport is set
+	// exactly, and a narrow one is a phone (mobile, touch).
+	vp := []chromedp.EmulateViewportOption{chromedp.EmulatePortrait}
+	if width < 600 {
+		vp = append(vp, chromedp.EmulateMobile, chromedp.EmulateTouch)
+	}
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(int64(width), int64(height), vp...)); err != nil {
+		t.Fatalf("viewport: %v", err)
 	}
 	b := &tab{t: t, ctx: ctx, marks: make(chan string, 16)}
 	messages := chromedp.Console(ctx)
@@ -288,43 +296,6 @@ func TestBrowser(t *testing.T) {
 		}
 	})
 
-	if os.Getenv("GATEHOUSE_SCREENSHOT") == "1" {
-		screenshotInbox(t, e)
-	}
-}
-
-// screenshotInbox files a few typical requests and writes docs/inbox.png.
-func screenshotInbox(t *testing.T, e *pageEnv) {
-	for _, r := range e.listOpen() {
-		if _, err := e.operator.Decide(context.Background(), r.ID, r.Version, r.Options[0].ID, ""); err != nil {
-			t.Fatal(err)
-		}
-	}
-	e.file("Run the database migration on staging", func(n *client.NewRequest) {
-		n.Summary, n.Command = "Claude Code wants to apply 3 pending migrations before running the integration tests.", "make migrate ENV=staging"
-	})
-	e.file("Which branch should I open the pull request against?", func(n *client.NewRequest) {
-		n.Kind, n.Risk, n.Tool, n.Command, n.AllowAnswer = "question", "low", "", "", true
-		n.Summary = "The repository has both main and release/2.4; the fix applies to both."
-		n.Options = []client.Option{{ID: "main", Label: "main"}, {ID: "release", Label: "release/2.4"}}
-	})
-	e.file("Fetch https://registry.npmjs.org/left-pad", func(n *client.NewRequest) {
-		n.Kind, n.Risk, n.Tool, n.Command = "approval", "medium", "WebFetch", "GET https://registry.npmjs.org/left-pad"
-		n.Summary = "The sandbox held an outbound request from the build step."
-		n.Options = []client.Option{{ID: "once", Label: "Allow once", Effect: "allow"}, {ID: "always", Label: "Always for this host", Effect: "allow"}, {ID: "deny", Label: "Deny", Effect: "deny"}}
-	})
-	b := newBrowser(t, 430, 1000)
-	b.login(e)
-	b.run("cards", chromedp.WaitVisible(css(`[data-testid="card"]`)))
-	png := value(b, "screenshot", chromedp.FullScreenshot(100))
-	out := filepath.Join("..", "docs", "inbox.png")
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(out, png, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("wrote %s", out)
 }
 
 func (e *pageEnv) listOpen() []client.Request {
