@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/chromedp/cdproto/browser"
@@ -131,6 +132,14 @@ func TestBrowserPush(t *testing.T) {
 				navigator.serviceWorker.addEventListener("controllerchange", function () { ok(true); });
 			})`, chromedp.EvalAwaitPromise))
 			w := value(b, "worker", activeWorker(e.ts.URL+"/"))
+			// The worker's own console: sw.js must handle the pushes without an error.
+			wctx, cancelWorker := chromedp.NewContext(b.ctx, chromedp.WithTargetID(w.target))
+			var wg sync.WaitGroup
+			t.Cleanup(func() {
+				cancelWorker()
+				wg.Wait()
+			})
+			worker := watch(t, wctx, &wg)
 			deliver := func(m push.Message) {
 				t.Helper()
 				if _, err := chromedp.Call(b.ctx, serviceworker.DeliverPushMessage, serviceworker.DeliverPushMessageParams{
@@ -173,14 +182,19 @@ func TestBrowserPush(t *testing.T) {
 				}
 			})
 
+			t.Run("the worker logged no error", func(t *testing.T) {
+				worker.flush()
+				if errs := worker.consoleErrors(); len(errs) > 0 {
+					t.Errorf("sw.js logged: %v", errs)
+				}
+			})
+
 			t.Run("a click opens the request's page", func(t *testing.T) {
 				// DevTools cannot click a notification, so the test dispatches
 				// notificationclick in the worker. An untrusted click may
 				// navigate the open Gatehouse window (WindowClient.navigate);
 				// Chromium lets only a real click open a new one, so the
 				// clients.openWindow branch is not driven here.
-				wctx, cancel := chromedp.NewContext(b.ctx, chromedp.WithTargetID(w.target))
-				defer cancel()
 				ctx, stop := context.WithTimeout(wctx, stepTimeout)
 				defer stop()
 				if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`self.registration.getNotifications().then(function (l) {

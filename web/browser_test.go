@@ -66,6 +66,11 @@ func newBrowser(t testing.TB, width, height int) *tab {
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(int64(width), int64(height), vp...)); err != nil {
 		t.Fatalf("viewport: %v", err)
 	}
+	return watch(t, ctx, &wg)
+}
+
+// watch records the console of the target of ctx (a page or a worker) as a tab.
+func watch(t testing.TB, ctx context.Context, wg *sync.WaitGroup) *tab {
 	b := &tab{t: t, ctx: ctx, marks: make(chan string, 16)}
 	messages := chromedp.Console(ctx)
 	wg.Go(func() {
