@@ -43,6 +43,9 @@ func newBrowser(t testing.TB, width, height int) *tab {
 		chromedp.ExecPath(chromiumPath), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
 		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true), chromedp.Flag("no-default-browser-check", true),
+		// Notifications go to Chromium's own message center, not a desktop
+		// notification daemon the test machine does not run.
+		chromedp.Flag("disable-features", "NativeNotifications"),
 		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(width, height),
 	}
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
