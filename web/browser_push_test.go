@@ -169,7 +169,9 @@ func TestBrowserPush(t *testing.T) {
 			e := startPage(t, "sqlite")
 			b := newBrowser(t, vp.w, vp.h)
 			b.login(e)
-			if _, err := chromedp.CallBrowser(b.ctx, browser.SetPermission, browser.SetPermissionParams{
+			pctx, cancel := b.bounded()
+			defer cancel()
+			if _, err := chromedp.CallBrowser(pctx, browser.SetPermission, browser.SetPermissionParams{
 				Permission: &browser.PermissionDescriptor{Name: "notifications"}, Setting: browser.PermissionSettingGranted, Origin: e.ts.URL,
 			}); err != nil {
 				t.Fatal(err)
@@ -181,16 +183,31 @@ func TestBrowserPush(t *testing.T) {
 			})`, chromedp.EvalAwaitPromise))
 			w := value(b, "worker", activeWorker(e.ts.URL+"/"))
 			// The worker's own console: sw.js must handle the pushes without an error.
+			// Attaching has no timeout of its own (a timeout on a target's first
+			// run would end the target), so the test bounds the wait for it.
 			wctx, cancelWorker := chromedp.NewContext(b.ctx, chromedp.WithTargetID(w.target))
 			var wg sync.WaitGroup
+			var worker *tab
+			attached := make(chan struct{})
+			go func() {
+				defer close(attached)
+				worker = watch(t, wctx, &wg)
+			}()
 			t.Cleanup(func() {
 				cancelWorker()
+				<-attached
 				wg.Wait()
 			})
-			worker := watch(t, wctx, &wg)
+			select {
+			case <-attached:
+			case <-time.After(stepTimeout):
+				t.Fatal("attaching to the service worker did not finish")
+			}
 			deliver := func(m push.Message) {
 				t.Helper()
-				if _, err := chromedp.Call(b.ctx, serviceworker.DeliverPushMessage, serviceworker.DeliverPushMessageParams{
+				ctx, cancel := b.bounded()
+				defer cancel()
+				if _, err := chromedp.Call(ctx, serviceworker.DeliverPushMessage, serviceworker.DeliverPushMessageParams{
 					Origin: e.ts.URL, RegistrationID: w.registration, Data: string(push.WebPayload(m)),
 				}); err != nil {
 					t.Fatalf("deliver push: %v", err)

@@ -66,10 +66,9 @@ func newBrowser(t testing.TB, width, height int) *tab {
 	if width < 600 {
 		vp = append(vp, chromedp.EmulateMobile, chromedp.EmulateTouch)
 	}
-	if err := chromedp.Do(ctx, chromedp.EmulateViewport(int64(width), int64(height), vp...)); err != nil {
-		t.Fatalf("viewport: %v", err)
-	}
-	return watch(t, ctx, &wg)
+	b := watch(t, ctx, &wg)
+	b.run("viewport", chromedp.EmulateViewport(int64(width), int64(height), vp...))
+	return b
 }
 
 // watch records the console of the target of ctx (a page or a worker) as a tab.
