@@ -9,6 +9,9 @@ type Option struct {
 	ID     string `json:"id"`
 	Label  string `json:"label"`
 	Effect string `json:"effect,omitempty"`
+	// Saves, when set, says what choosing the option saves beyond this one
+	// decision ("Bash(git push:*) to project settings"); the card shows it.
+	Saves string `json:"saves,omitempty"`
 }
 
 // Actuation is what became of the forward to the runtime: none, pending,
@@ -36,7 +39,7 @@ type Request struct {
 	Title         string            `json:"title"`
 	Summary       string            `json:"summary"`
 	Detail        string            `json:"detail"`
-	Risk          string            `json:"risk"`
+	Risk          *string           `json:"risk"` // null when the filer gave none
 	Tool          string            `json:"tool,omitempty"`
 	Command       string            `json:"command,omitempty"`
 	Options       []Option          `json:"options"`

@@ -58,6 +58,7 @@ const (
 	MaxOptions = 16
 	MaxAnswer  = 8 * 1024
 	MaxNote    = 2000
+	MaxSaves   = 500
 )
 
 var (
@@ -73,6 +74,10 @@ type Option struct {
 	ID     string `json:"id"`
 	Label  string `json:"label"`
 	Effect string `json:"effect,omitempty"`
+	// Saves, when set, says what choosing the option saves beyond this one
+	// decision ("Bash(git push:*) to project settings"): shown on the card so
+	// a standing rule never hides behind a label.
+	Saves string `json:"saves,omitempty"`
 }
 
 // Request is the stored record of one moment where a person must decide.
@@ -175,10 +180,9 @@ func (n *NewRequest) Normalize() error {
 	if !kinds[n.Kind] {
 		return Errorf(ECodeInvalid, "kind %q is not one of approval, question, permission, waiting, review, failure, setup", n.Kind)
 	}
-	if n.Risk == "" {
-		n.Risk = "medium"
-	}
-	if !risks[n.Risk] {
+	// Risk is optional: a filer that gave none gets none, so a badge on the
+	// page always means someone judged the risk.
+	if n.Risk != "" && !risks[n.Risk] {
 		return Errorf(ECodeInvalid, "risk %q is not one of low, medium, high", n.Risk)
 	}
 	if n.Source == "" {
@@ -228,6 +232,9 @@ func ValidateContent(title, summary, detail string, options []Option, def, kind 
 		seen[o.ID] = true
 		if strings.TrimSpace(o.Label) == "" || len(o.Label) > 100 {
 			return Errorf(ECodeInvalid, "options[%d].label must be 1 to 100 bytes", i)
+		}
+		if len(o.Saves) > MaxSaves {
+			return Errorf(ECodeInvalid, "options[%d].saves is longer than %d bytes", i, MaxSaves)
 		}
 		if o.Effect != "" && o.Effect != EffectAllow && o.Effect != EffectDeny {
 			return Errorf(ECodeInvalid, "options[%d].effect %q must be allow, deny or absent", i, o.Effect)

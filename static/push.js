@@ -1,11 +1,12 @@
 // Gatehouse Web Push: lets the operator turn on notifications for this device
 // (the page added to the home screen on iOS, or any browser with Push). It
 // registers /sw.js, subscribes with the server's VAPID key and sends the
-// subscription to POST /v1/webpush/subscribe. The page may provide a button
-// with [data-push-toggle]; otherwise one is added to the header.
+// subscription to POST /v1/webpush/subscribe. The layout draws the button
+// ([data-push-toggle]) so it is there from the first paint; without one, one
+// is added to the header.
 (function () {
   "use strict";
-  if (!("serviceWorker" in navigator) || !("PushManager" in window) || !("Notification" in window)) return;
+  var supported = "serviceWorker" in navigator && "PushManager" in window && "Notification" in window;
 
   function csrf() {
     try {
@@ -76,6 +77,13 @@
   function start() {
     var b = button();
     if (!b) return;
+    if (!supported) {
+      // iOS offers push only to a page added to the home screen.
+      b.textContent = "Notifications unavailable";
+      b.title = "This browser has no Web Push here; on an iPhone, add the page to the home screen first.";
+      b.disabled = true;
+      return;
+    }
     if (Notification.permission === "denied") {
       b.textContent = "Notifications blocked";
       b.disabled = true;

@@ -35,13 +35,6 @@ func Span(d time.Duration) string {
 
 func age(c Card, now time.Time) string { return Span(now.Sub(c.CreatedAt)) + " ago" }
 
-func countdown(c Card, now time.Time) string {
-	if left := c.ExpiresAt.Sub(now); left > 0 {
-		return "expires in " + Span(left)
-	}
-	return "expiring"
-}
-
 func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
 func urgent(c Card, now time.Time) string {

@@ -10,6 +10,7 @@ type Option struct {
 	ID     string
 	Label  string
 	Effect string // allow, deny or "" (a plain answer)
+	Saves  string // what choosing it saves beyond this decision ("Bash(git push *) to project settings"); "" for nothing
 }
 
 // Actuation is what became of forwarding the decision to the runtime.
@@ -20,25 +21,26 @@ type Actuation struct {
 
 // Card is one request as the operator sees it in the inbox.
 type Card struct {
-	ID          string
-	Kind        string
-	Status      string
-	Version     int
-	Risk        string
-	Title       string
-	Summary     string
-	Tool        string
-	Command     string
-	CreatedBy   string
-	CreatedAt   time.Time
-	ExpiresAt   time.Time
-	ResolvedAt  time.Time // zero while open
-	Options     []Option
-	AllowAnswer bool
-	Held        bool      // a rule holds it for a short window before it applies
-	HoldRule    string    // the rule that holds it
-	HoldThen    string    // the option the rule decides when the window ends
-	HoldUntil   time.Time // when the window ends
+	ID            string
+	Kind          string
+	Status        string
+	Version       int
+	Risk          string // "" when the filer gave none: no badge
+	Title         string
+	Summary       string
+	Tool          string
+	Command       string
+	CreatedBy     string
+	CreatedAt     time.Time
+	ExpiresAt     time.Time
+	ResolvedAt    time.Time // zero while open
+	Options       []Option
+	DefaultOption string // decided on expiry; "" for none
+	AllowAnswer   bool
+	Held          bool      // a rule holds it for a short window before it applies
+	HoldRule      string    // the rule that holds it
+	HoldThen      string    // the option the rule decides when the window ends
+	HoldUntil     time.Time // when the window ends
 
 	Decision   string // option id, "" when none
 	Answer     string
@@ -46,7 +48,10 @@ type Card struct {
 	DecidedBy  string
 	DecidedVia string // api, page, expiry, rule:NAME
 	Actuation  Actuation
-	Session    string // source_ref's session, to say which session to open
+	Session    string // source_ref's session: which agent session asks
+	Cwd        string // source_ref's cwd: where it runs
+	Runtime    string // the named runtime's name, "" when the request names none
+	Machine    string // that runtime's machine
 }
 
 // Open reports whether the card still waits for a decision.
@@ -104,7 +109,7 @@ type Detail struct {
 	Card      Card
 	Detail    string
 	SourceRef []KV
-	Audit     []AuditRow
+	Audit     Audit
 	Notice    *Notice
 	Now       time.Time
 }
@@ -122,7 +127,13 @@ type AuditRow struct {
 	Action  string
 	Actor   string
 	Via     string
-	Detail  string
+	Detail  []KV // what the event carried, one line per key
+}
+
+// Audit is a request's trail as its page shows it; the hub redraws it live.
+type Audit struct {
+	RequestID string
+	Rows      []AuditRow
 }
 
 // Notice tells the operator what came of an action.

@@ -52,7 +52,8 @@ func TestCard(t *testing.T) {
 		checks := map[string]string{
 			"card-kind": "permission", "card-risk": "high risk", "card-title": "Run tests",
 			"card-summary": "The agent wants to run the suite", "card-tool": "Bash",
-			"card-created-by": "agent:claude", "card-age": "5 minutes ago", "card-expires": "expires in 10 minutes",
+			"card-created-by": "agent:claude", "card-age": "5 minutes ago", "card-time-left": "10 minutes",
+			"card-expiry-outcome": "Expires undecided",
 		}
 		for id, want := range checks {
 			if got := strings.TrimSpace(card.Find(`[data-testid="` + id + `"]`).Text()); got != want {
@@ -62,7 +63,7 @@ func TestCard(t *testing.T) {
 		if got := card.Find(`[data-testid="card-command"]`).Text(); !strings.Contains(got, "go test ./...") {
 			t.Errorf("command = %q", got)
 		}
-		if exp, _ := card.Find(`[data-testid="card-expires"]`).Attr("data-expires"); exp != "2026-11-29T12:10:00Z" {
+		if exp, _ := card.Find(`[data-testid="card-time-left"]`).Attr("data-expires"); exp != "2026-11-29T12:10:00Z" {
 			t.Errorf("data-expires = %q", exp)
 		}
 		form := card.Find(`form[data-testid="decide-form"]`)
@@ -86,9 +87,10 @@ func TestCard(t *testing.T) {
 			if ty, _ := b.Attr("type"); ty != "submit" {
 				t.Errorf("button type = %q", ty)
 			}
-			labels = append(labels, b.Text())
+			labels = append(labels, b.Find(`[data-testid="option-label"]`).Text())
 		})
-		if strings.Join(labels, "|") != "Allow once|Deny" {
+		// High risk: the safe choice comes first.
+		if strings.Join(labels, "|") != "Deny|Allow once" {
 			t.Errorf("buttons = %q", labels)
 		}
 		if form.Find(`textarea[name="note"]`).Length() != 1 {
@@ -234,7 +236,7 @@ func TestDetailPage(t *testing.T) {
 	d := views.Detail{
 		Page: page(), Card: openCard(), Detail: "full diff here",
 		SourceRef: []views.KV{{Key: "session", Value: "s-1"}, {Key: "turn", Value: "7"}},
-		Audit:     []views.AuditRow{{At: now, Version: 1, Action: "create", Actor: "agent:claude", Via: "api"}},
+		Audit:     views.Audit{RequestID: "req_1", Rows: []views.AuditRow{{At: now, Version: 1, Action: "create", Actor: "agent:claude", Via: "api"}}},
 		Now:       now,
 	}
 	doc := render(t, views.DetailPage(d))

@@ -21,7 +21,7 @@ func utcPtr(t time.Time) *time.Time {
 func toAPIRequest(r *models.Request) api.Request {
 	out := api.Request{
 		ID: r.ID, Kind: r.Kind, Status: r.Status, Version: r.Version, Title: r.Title, Summary: r.Summary,
-		Detail: r.Detail, Risk: r.Risk, Tool: r.Tool, Command: r.Command, Options: make([]api.Option, len(r.Options)),
+		Detail: r.Detail, Risk: nilIfEmpty(r.Risk), Tool: r.Tool, Command: r.Command, Options: make([]api.Option, len(r.Options)),
 		AllowAnswer: r.AllowAnswer, Decision: r.Decision, Answer: r.Answer, Note: r.Note, Source: r.Source,
 		SourceRef: r.SourceRef, RuntimeID: r.RuntimeID, PendingID: r.PendingID, CreatedBy: r.CreatedBy,
 		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), ExpiresAt: r.ExpiresAt.UTC(),
@@ -81,4 +81,11 @@ func bindJSON(c echo.Context, v any) error {
 		return models.Errorf(codeInvalidJSON, "the body has data after the JSON object")
 	}
 	return nil
+}
+
+func nilIfEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -45,6 +44,9 @@ func newBrowser(t testing.TB, width, height int) *tab {
 		chromedp.ExecPath(chromiumPath), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
 		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true), chromedp.Flag("no-default-browser-check", true),
+		// Notifications go to Chromium's own message center, not a desktop
+		// notification daemon the test machine does not run.
+		chromedp.Flag("disable-features", "NativeNotifications"),
 		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(width, height),
 	}
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
@@ -59,6 +61,19 @@ func newBrowser(t testing.TB, width, height int) *tab {
 	if err := chromedp.Do(ctx); err != nil {
 		t.Fatalf("start Chromium: %v", err)
 	}
+	// Chromium keeps a window at least 500 px wide: the viewport is set
+	// exactly, and a narrow one is a phone (mobile, touch).
+	vp := []chromedp.EmulateViewportOption{chromedp.EmulatePortrait}
+	if width < 600 {
+		vp = append(vp, chromedp.EmulateMobile, chromedp.EmulateTouch)
+	}
+	b := watch(t, ctx, &wg)
+	b.run("viewport", chromedp.EmulateViewport(int64(width), int64(height), vp...))
+	return b
+}
+
+// watch records the console of the target of ctx (a page or a worker) as a tab.
+func watch(t testing.TB, ctx context.Context, wg *sync.WaitGroup) *tab {
 	b := &tab{t: t, ctx: ctx, marks: make(chan string, 16)}
 	messages := chromedp.Console(ctx)
 	wg.Go(func() {
@@ -119,9 +134,18 @@ func (b *tab) consoleErrors() []string {
 	return out
 }
 
+// stepTimeout bounds every step a browser test waits on.
+const stepTimeout = 20 * time.Second
+
+// viewports are the screens every page test runs on: a phone and a laptop.
+var viewports = []struct {
+	name string
+	w, h int
+}{{"phone", 390, 844}, {"desktop", 1280, 800}}
+
 // bounded is the tab's context with a bound for one step.
 func (b *tab) bounded() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(b.ctx, 20*time.Second)
+	return context.WithTimeout(b.ctx, stepTimeout)
 }
 
 // run runs steps with a bound, failing the test with what the step was.
@@ -280,43 +304,6 @@ func TestBrowser(t *testing.T) {
 		}
 	})
 
-	if os.Getenv("GATEHOUSE_SCREENSHOT") == "1" {
-		screenshotInbox(t, e)
-	}
-}
-
-// screenshotInbox files a few typical requests and writes docs/inbox.png.
-func screenshotInbox(t *testing.T, e *pageEnv) {
-	for _, r := range e.listOpen() {
-		if _, err := e.operator.Decide(context.Background(), r.ID, r.Version, r.Options[0].ID, ""); err != nil {
-			t.Fatal(err)
-		}
-	}
-	e.file("Run the database migration on staging", func(n *api.NewRequest) {
-		n.Summary, n.Command = "Claude Code wants to apply 3 pending migrations before running the integration tests.", "make migrate ENV=staging"
-	})
-	e.file("Which branch should I open the pull request against?", func(n *api.NewRequest) {
-		n.Kind, n.Risk, n.Tool, n.Command, n.AllowAnswer = "question", "low", "", "", true
-		n.Summary = "The repository has both main and release/2.4; the fix applies to both."
-		n.Options = []api.Option{{ID: "main", Label: "main"}, {ID: "release", Label: "release/2.4"}}
-	})
-	e.file("Fetch https://registry.npmjs.org/left-pad", func(n *api.NewRequest) {
-		n.Kind, n.Risk, n.Tool, n.Command = "approval", "medium", "WebFetch", "GET https://registry.npmjs.org/left-pad"
-		n.Summary = "The sandbox held an outbound request from the build step."
-		n.Options = []api.Option{{ID: "once", Label: "Allow once", Effect: "allow"}, {ID: "always", Label: "Always for this host", Effect: "allow"}, {ID: "deny", Label: "Deny", Effect: "deny"}}
-	})
-	b := newBrowser(t, 430, 1000)
-	b.login(e)
-	b.run("cards", chromedp.WaitVisible(css(`[data-testid="card"]`)))
-	png := value(b, "screenshot", chromedp.FullScreenshot(100))
-	out := filepath.Join("..", "docs", "inbox.png")
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(out, png, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("wrote %s", out)
 }
 
 func (e *pageEnv) listOpen() []api.Request {

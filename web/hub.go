@@ -180,6 +180,9 @@ func (h *hub) sync(pcs []*pageConn) {
 			}
 			x := views.Ctx{Now: now, Back: "/", Page: pc.filter.ID != ""}
 			l.msg = append(append([]byte{}, countFrag...), renderBytes(views.OOBList(cards, x))...)
+			if pc.filter.ID != "" && len(cards) > 0 {
+				l.msg = append(l.msg, h.auditFragment(ctx, pc.filter.ID)...)
+			}
 			lists[pc.filter] = l
 		}
 		pc.shown = make(map[string]bool, len(l.ids))
@@ -199,13 +202,13 @@ func (h *hub) cardsFor(ctx context.Context, f views.Filter) ([]views.Card, error
 		if err != nil {
 			return nil, err
 		}
-		return []views.Card{toCard(r)}, nil
+		return []views.Card{cardOf(ctx, h.s.runtimeNames(), r)}, nil
 	}
 	rows, _, err := h.s.store.ListRequests(ctx, models.ListFilter{Status: f.Status, Kind: f.Kind, Risk: f.Risk})
 	if err != nil {
 		return nil, err
 	}
-	return toCards(rows), nil
+	return cardsOfRows(ctx, h.s.runtimeNames(), rows), nil
 }
 
 // apply sends every page what one change means for it: the card inserted,
@@ -233,7 +236,7 @@ func (h *hub) apply(ch models.Change) {
 	now := time.Now()
 	var card views.Card
 	if r != nil {
-		card = toCard(r)
+		card = cardOf(ctx, h.s.runtimeNames(), r)
 	}
 	// Each kind of fragment is rendered at most once, whatever the number of pages.
 	frags := map[string][]byte{}
@@ -246,8 +249,12 @@ func (h *hub) apply(ch models.Change) {
 		switch kind {
 		case "insert":
 			b = renderBytes(views.OOBInsert(card, x))
-		case "replace", "replace-page":
+		case "replace":
 			b = renderBytes(views.OOBReplace(card, x))
+		case "replace-page":
+			// The request's own page also shows its trail: the row of what
+			// just happened appears without a reload.
+			b = append(renderBytes(views.OOBReplace(card, x)), h.auditFragment(ctx, ch.RequestID)...)
 		case "remove":
 			b = renderBytes(views.OOBRemove(ch.RequestID))
 		}
@@ -275,6 +282,17 @@ func (h *hub) apply(ch models.Change) {
 			}
 		}
 	}
+}
+
+// auditFragment is the redrawn trail of one request for its own page; nothing
+// when the trail cannot be read (the page keeps the trail it has).
+func (h *hub) auditFragment(ctx context.Context, id string) []byte {
+	rows, err := h.s.store.AuditTrail(ctx, id)
+	if err != nil {
+		slog.Error("hub: audit trail", "id", id, "err", err)
+		return nil
+	}
+	return renderBytes(views.OOBAudit(toAudit(id, rows)))
 }
 
 // matches reports whether a page with filter f shows r.

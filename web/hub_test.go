@@ -140,8 +140,12 @@ func TestHubFragments(t *testing.T) {
 		if doc := resolved.next(); doc.Find("#inbox-list [data-testid=card]").Length() != 0 {
 			t.Fatal("resolved page lists an open request")
 		}
-		if doc := detail.next(); doc.Find("#inbox-list #req-"+first.ID+" h1").Length() != 1 {
+		doc = detail.next()
+		if doc.Find("#inbox-list #req-"+first.ID+" h1").Length() != 1 {
 			t.Fatal("request page sync lacks its card")
+		}
+		if oob(doc, "#audit-"+first.ID) != "true" || doc.Find(`#audit-`+first.ID+` [data-action="create"]`).Length() != 1 {
+			t.Fatal("request page sync lacks its trail")
 		}
 	})
 
@@ -175,6 +179,14 @@ func TestHubFragments(t *testing.T) {
 		c := doc.Find("#req-" + first.ID)
 		if oob(doc, "#req-"+first.ID) != "true" || c.AttrOr("data-status", "") != "resolved" || c.Find("button").Length() != 0 {
 			t.Fatal("request page card not redrawn as resolved")
+		}
+		// The trail travels with it: the decide row appears without a reload.
+		row := doc.Find(`#audit-` + first.ID + ` [data-testid="audit-row"][data-action="decide"]`)
+		if oob(doc, "#audit-"+first.ID) != "true" || row.Length() != 1 {
+			t.Fatalf("request page trail not redrawn: %q", doc.Find("#audit-"+first.ID).Text())
+		}
+		if got := row.Find(`[data-testid="audit-detail"] dt`).First().Text(); got != "decision" {
+			t.Errorf("decide detail starts with %q, want readable key/value lines", got)
 		}
 	})
 

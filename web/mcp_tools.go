@@ -171,7 +171,7 @@ func (s *Server) mcpGetRequest(ctx context.Context, _ *mcp.CallToolRequest, in m
 // decided, never an alert.
 func (s *Server) mcpNotifyOperator(ctx context.Context, _ *mcp.CallToolRequest, in mcpNotifyIn) (*mcp.CallToolResult, mcpIDOut, error) {
 	title, summary := splitMessage(in.Message)
-	r, err := s.mcpFile(ctx, models.NewRequest{Kind: models.KindWaiting, Title: title, Summary: summary, Risk: "low", Source: "session"})
+	r, err := s.mcpFile(ctx, models.NewRequest{Kind: models.KindWaiting, Title: title, Summary: summary, Source: "session"})
 	if err != nil {
 		return nil, mcpIDOut{}, err
 	}

@@ -1,21 +1,25 @@
 package web
 
 import (
+	"context"
+	"encoding/json"
+	"log/slog"
 	"sort"
 
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/gatehousehq/gatehouse/views"
 )
 
-// toCard is a stored request as the page shows it.
+// toCard is a stored request as the page shows it (without its runtime's
+// name: cardsOf adds that).
 func toCard(r *models.Request) views.Card {
 	c := views.Card{
 		ID: r.ID, Kind: r.Kind, Status: r.Status, Version: r.Version, Risk: r.Risk, Title: r.Title,
 		Summary: r.Summary, Tool: r.Tool, Command: r.Command, CreatedBy: r.CreatedBy,
-		CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt, AllowAnswer: r.AllowAnswer,
+		CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt, AllowAnswer: r.AllowAnswer, DefaultOption: r.DefaultOption,
 		Options:   make([]views.Option, len(r.Options)),
 		Actuation: views.Actuation{State: r.ActuationState, Attempts: r.Attempts},
-		Session:   r.SourceRef["session"],
+		Session:   r.SourceRef["session"], Cwd: r.SourceRef["cwd"],
 	}
 	for i, o := range r.Options {
 		c.Options[i] = views.Option(o)
@@ -32,20 +36,117 @@ func toCard(r *models.Request) views.Card {
 	return c
 }
 
-func toCards(rs []models.Request) []views.Card {
+// runtimeReader is what the cards need to name a request's runtime.
+type runtimeReader interface {
+	GetRuntime(ctx context.Context, id string) (*models.Runtime, error)
+}
+
+// cardsOf converts requests and names the runtime and machine of each that
+// names one, reading each runtime once.
+func cardsOf(ctx context.Context, rt runtimeReader, rs ...*models.Request) []views.Card {
 	out := make([]views.Card, len(rs))
-	for i := range rs {
-		out[i] = toCard(&rs[i])
+	seen := map[string]*models.Runtime{}
+	for i, r := range rs {
+		out[i] = toCard(r)
+		if r.RuntimeID == nil || rt == nil {
+			continue
+		}
+		id := *r.RuntimeID
+		m, ok := seen[id]
+		if !ok {
+			var err error
+			if m, err = rt.GetRuntime(ctx, id); err != nil {
+				// The card still says who filed it; only the runtime's name is missing.
+				slog.Warn("page: read runtime", "id", id, "err", err)
+			}
+			seen[id] = m
+		}
+		if m != nil {
+			out[i].Runtime, out[i].Machine = m.Name, m.Machine
+		} else {
+			out[i].Runtime = id
+		}
 	}
 	return out
 }
 
-func toAuditRows(rows []models.Audit) []views.AuditRow {
-	out := make([]views.AuditRow, len(rows))
+// runtimeNames is where cards read runtime names: the runtime store, else
+// the record store when it has them; nil when neither does.
+func (s *Server) runtimeNames() runtimeReader {
+	if s.runtimes != nil {
+		return s.runtimes
+	}
+	if rt, ok := s.store.(runtimeReader); ok {
+		return rt
+	}
+	return nil
+}
+
+func cardOf(ctx context.Context, rt runtimeReader, r *models.Request) views.Card {
+	return cardsOf(ctx, rt, r)[0]
+}
+
+func cardsOfRows(ctx context.Context, rt runtimeReader, rows []models.Request) []views.Card {
+	ptrs := make([]*models.Request, len(rows))
+	for i := range rows {
+		ptrs[i] = &rows[i]
+	}
+	return cardsOf(ctx, rt, ptrs...)
+}
+
+// toAudit is a request's trail as its page shows it.
+func toAudit(id string, rows []models.Audit) views.Audit {
+	out := views.Audit{RequestID: id, Rows: make([]views.AuditRow, len(rows))}
 	for i, a := range rows {
-		out[i] = views.AuditRow{At: a.CreatedAt, Version: a.Version, Action: a.Action, Actor: a.Actor, Via: a.Via, Detail: a.Detail}
+		out.Rows[i] = views.AuditRow{At: a.CreatedAt, Version: a.Version, Action: a.Action, Actor: a.Actor, Via: a.Via, Detail: detailLines(a.Detail)}
 	}
 	return out
+}
+
+// detailLines turns an audit row's JSON detail into readable key/value
+// lines: strings as they are, nested values ("before"/"after" of an edit) one
+// level flattened ("title before"), anything else as compact JSON. Text that
+// is not a JSON object shows as one line.
+func detailLines(detail string) []views.KV {
+	if detail == "" {
+		return nil
+	}
+	var m map[string]any
+	if json.Unmarshal([]byte(detail), &m) != nil {
+		return []views.KV{{Key: "detail", Value: detail}}
+	}
+	var out []views.KV
+	for _, k := range sortedKeys(m) {
+		if sub, ok := m[k].(map[string]any); ok && len(sub) > 0 {
+			for _, sk := range sortedKeys(sub) {
+				out = append(out, views.KV{Key: k + " " + sk, Value: plain(sub[sk])})
+			}
+			continue
+		}
+		out = append(out, views.KV{Key: k, Value: plain(m[k])})
+	}
+	return out
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// plain is one JSON value as a person reads it.
+func plain(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case nil:
+		return "none"
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
 }
 
 // sortedRef lists source_ref in key order, so the page reads the same each time.

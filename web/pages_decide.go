@@ -51,7 +51,7 @@ func (s *Server) answerPage(c echo.Context, id string, r *models.Request, err er
 	status := statusOf[de.Code]
 	n := views.Notice{Kind: "error", Title: "Not done", Text: de.Detail}
 	if de.Current != nil {
-		cur := toCard(de.Current)
+		cur := cardOf(c.Request().Context(), s.runtimeNames(), de.Current)
 		n.Current = &cur
 	}
 	switch de.Code {

@@ -323,9 +323,13 @@ func TestPageDecide(t *testing.T) {
 
 		t.Run("expired shows expired", func(t *testing.T) {
 			r := e.file("Soon gone", func(n *api.NewRequest) { n.ExpiresIn = new(int64(1)) })
-			clock := e.store.Now
-			e.store.Now = func() time.Time { return r.ExpiresAt.Add(time.Second) }
-			defer func() { e.store.Now = clock }()
+			// Expire it as the sweeper would, on a copy of the store whose clock is
+			// past the expiry: the running sweepers read the server's clock.
+			late := *e.store
+			late.Now = func() time.Time { return r.ExpiresAt.Add(time.Second) }
+			if n, _, err := late.Expire(context.Background()); err != nil || n != 1 {
+				t.Fatalf("expire: %d %v", n, err)
+			}
 			res := e.postForm(b, "/requests/"+r.ID+"/decide", form(r, "once", r.Version), nil)
 			if res.StatusCode != http.StatusGone {
 				t.Fatalf("decide after expiry = %d", res.StatusCode)

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehousehq/gatehouse/client"
+	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/cmd/gatehouse/gatehousetest"
 	"github.com/gatehousehq/gatehouse/models/modelstest"
 )
@@ -36,7 +36,7 @@ func TestKillUnderLoad(t *testing.T) {
 			for range 8 {
 				writers.Go(func() {
 					for ctx.Err() == nil {
-						r, err := agent.File(ctx, client.NewRequest{Title: "survive", Options: []client.Option{
+						r, err := agent.File(ctx, api.NewRequest{Title: "survive", Options: []api.Option{
 							{ID: "once", Label: "Allow once", Effect: "allow"}, {ID: "deny", Label: "Deny", Effect: "deny"}}}, "")
 						if err != nil {
 							return // the server died

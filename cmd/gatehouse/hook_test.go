@@ -149,6 +149,9 @@ func TestHookPermissionRequest(t *testing.T) {
 		if !reflect.DeepEqual(r.Options, wantOpts) {
 			t.Fatalf("options = %v", r.Options)
 		}
+		if r.Risk != nil {
+			t.Fatalf("risk = %q: the hook judges no risk, so the request carries none", *r.Risk)
+		}
 		if _, ok := r.SourceRef["tool_use_id"]; ok {
 			t.Fatalf("source_ref has a tool_use_id the input lacks: %v", r.SourceRef)
 		}
