@@ -39,7 +39,7 @@ type Runtime struct {
 	RuntimeID string
 	Calls     atomic.Int32
 	// Handler verifies each forward; set its Filed before any is sent.
-	Handler *client.Handler
+	Handler   *client.Handler
 	Decisions chan api.Decision // each verified decision the handler accepted
 }
 
