@@ -47,6 +47,7 @@ type Card struct {
 	DecidedVia string // api, page, expiry, rule:NAME
 	Actuation  Actuation
 	Session    string // source_ref's session, to say which session to open
+	Edited     bool   // the filer changed it after filing (an unsealed request)
 }
 
 // Open reports whether the card still waits for a decision.
