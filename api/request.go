@@ -61,6 +61,13 @@ type Request struct {
 	DecidedVia    *string           `json:"decided_via"`
 	Actuation     Actuation         `json:"actuation"`
 	Hold          *Hold             `json:"hold"`
+	// Sealed requests cannot be edited; EditedAt is set once an unsealed one was.
+	Sealed   bool       `json:"sealed"`
+	EditedAt *time.Time `json:"edited_at"`
+	// ActionDigest covers what the operator is shown (ActionDigest); DecidedDigest,
+	// set with a decision, is the ActionDigest of the version decided on.
+	ActionDigest  string  `json:"action_digest"`
+	DecidedDigest *string `json:"decided_digest"`
 }
 
 // Effect is the effect of the decision taken ("allow", "deny") or "".
@@ -93,6 +100,8 @@ type NewRequest struct {
 	SourceRef     map[string]string `json:"source_ref,omitempty"`
 	RuntimeID     *string           `json:"runtime_id,omitempty"`
 	ExpiresIn     *int64            `json:"expires_in,omitempty"`
+	// Sealed defaults to true: only "sealed": false makes the request editable.
+	Sealed *bool `json:"sealed,omitempty"`
 }
 
 // Patch is the body of PATCH /v1/requests/{id}: the version edited, and the

@@ -40,13 +40,18 @@ type Runtimes struct {
 // (which adds DecidedAt and Cursor). (RequestID, Version) identifies it: a
 // runtime applies each at most once.
 type Decision struct {
-	RequestID string     `json:"requestId"`
-	Version   int        `json:"version"`
-	Decision  *string    `json:"decision"`
-	Answer    *string    `json:"answer"`
-	Note      *string    `json:"note"`
-	DecidedAt *time.Time `json:"decided_at,omitempty"` // pull feed only
-	Cursor    string     `json:"cursor,omitempty"`     // pull feed only: resume after this one
+	RequestID string  `json:"requestId"`
+	Version   int     `json:"version"`
+	Decision  *string `json:"decision"`
+	Answer    *string `json:"answer"`
+	Note      *string `json:"note"`
+	// DecidedDigest is the action_digest of the version decided on: a runtime
+	// acts only when it equals what it filed. DecidedVia tells a person's
+	// decision ("api", "page") from a rule's or an expiry default.
+	DecidedDigest string     `json:"decided_digest"`
+	DecidedVia    string     `json:"decided_via"`
+	DecidedAt     *time.Time `json:"decided_at,omitempty"` // pull feed only
+	Cursor        string     `json:"cursor,omitempty"`     // pull feed only: resume after this one
 }
 
 // DecisionPage is one answer of GET /v1/runtimes/{id}/decisions. Cursor is

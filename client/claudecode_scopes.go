@@ -169,21 +169,13 @@ func (in *ClaudeCodeHookInput) updatesFor(option string) []json.RawMessage {
 	return s.updates
 }
 
-// filedAs reports whether the record still says what the hook filed: the
-// filer can edit an open request (PATCH), and an operator's decision counts
-// only for the prompt, options and labels the hook itself wrote.
+// filedAs reports whether r's decision was made on exactly what the hook
+// filed: its decided_digest is the digest of the hook's own filing. An edit
+// (or a record that is another call's) moves the digest, so an operator's
+// decision counts only for the prompt, options and labels the hook wrote.
 func (in *ClaudeCodeHookInput) filedAs(r *api.Request) bool {
-	want := in.NewRequest(0)
-	if r.Kind != want.Kind || r.Title != want.Title || r.Summary != want.Summary || r.Detail != want.Detail ||
-		r.Tool != want.Tool || r.Command != want.Command || len(r.Options) != len(want.Options) {
-		return false
-	}
-	for i, o := range r.Options {
-		if o != want.Options[i] {
-			return false
-		}
-	}
-	return true
+	n := in.NewRequest(0)
+	return r.DecidedOn(api.ActionDigest(n.Action()))
 }
 
 func containsRaw(list []json.RawMessage, r json.RawMessage) bool {

@@ -28,8 +28,19 @@ func permissionInput(t *testing.T, suggestions string) *client.ClaudeCodeHookInp
 func decided(in *client.ClaudeCodeHookInput, option string) *api.Request {
 	n := in.NewRequest(time.Minute)
 	by := "operator:alice"
-	return &api.Request{ID: "req_1", Kind: n.Kind, Status: "resolved", Title: n.Title, Summary: n.Summary, Detail: n.Detail,
+	r := &api.Request{ID: "req_1", Kind: n.Kind, Status: "resolved", Title: n.Title, Summary: n.Summary, Detail: n.Detail,
 		Tool: n.Tool, Command: n.Command, Options: n.Options, Decision: &option, DecidedBy: &by}
+	r.ActionDigest = api.ActionDigest(r.Action())
+	r.DecidedDigest = &r.ActionDigest
+	return r
+}
+
+// edited is decided after an edit: the server's record is consistent (its
+// decided_digest is the edited version's), but it is not what the hook filed.
+func edited(r *api.Request) *api.Request {
+	r.ActionDigest = api.ActionDigest(r.Action())
+	r.DecidedDigest = &r.ActionDigest
+	return r
 }
 
 func optionIDs(in *client.ClaudeCodeHookInput) string {
@@ -106,14 +117,19 @@ func TestClaudeCodeScopes(t *testing.T) {
 		in := permissionInput(t, `[{"type":"addRules","rules":[{"toolName":"Bash","ruleContent":"git push *"}],"behavior":"allow","destination":"localSettings"}]`)
 		r := decided(in, "project")
 		r.Options[2].Label = "Allow once"
-		if out := in.Answer(r); out != nil {
+		if out := in.Answer(edited(r)); out != nil {
 			b, _ := json.Marshal(out)
 			t.Fatalf("a relabelled option answered %s, want no answer (Claude Code asks)", b)
 		}
 		r = decided(in, "once")
 		r.Command = "git push origin main --force"
-		if out := in.Answer(r); out != nil {
+		if out := in.Answer(edited(r)); out != nil {
 			t.Fatal("a record whose command was edited still answered")
+		}
+		r = decided(in, "once")
+		r.DecidedDigest = nil
+		if out := in.Answer(r); out != nil {
+			t.Fatal("a decision without decided_digest still answered")
 		}
 	})
 }

@@ -167,6 +167,9 @@ func CodexDecision(filed, final *api.Request) string {
 	if filed == nil || final == nil || final.ID != filed.ID || final.Status != "resolved" {
 		return ""
 	}
+	if !final.DecidedOn(filed.ActionDigest) {
+		return "" // decided on another version than the one filed
+	}
 	switch e := final.Effect(); e {
 	case "allow", "deny":
 		return e

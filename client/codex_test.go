@@ -10,14 +10,18 @@ import (
 func TestCodexDecision(t *testing.T) {
 	once, deny := "once", "deny"
 	opts := []api.Option{{ID: "once", Label: "Allow once", Effect: "allow"}, {ID: "deny", Label: "Deny", Effect: "deny"}}
-	filed := &api.Request{ID: "req_1", Status: "open", Options: opts}
+	filed := &api.Request{ID: "req_1", Status: "open", Title: "Run git push", Options: opts}
+	filed.ActionDigest = api.ActionDigest(filed.Action())
+	bound, other := filed.ActionDigest, api.ActionDigest(api.Action{Title: "Read the README", Options: opts})
 	for _, c := range []struct {
 		name  string
 		final *api.Request
 		want  string
 	}{
-		{"allowed", &api.Request{ID: "req_1", Status: "resolved", Decision: &once, Options: opts}, "allow"},
-		{"denied", &api.Request{ID: "req_1", Status: "resolved", Decision: &deny, Options: opts}, "deny"},
+		{"allowed", &api.Request{ID: "req_1", Status: "resolved", Decision: &once, Options: opts, DecidedDigest: &bound}, "allow"},
+		{"denied", &api.Request{ID: "req_1", Status: "resolved", Decision: &deny, Options: opts, DecidedDigest: &bound}, "deny"},
+		{"allowed on an edited version", &api.Request{ID: "req_1", Status: "resolved", Decision: &once, Options: opts, DecidedDigest: &other}, ""},
+		{"allowed with no decided_digest", &api.Request{ID: "req_1", Status: "resolved", Decision: &once, Options: opts}, ""},
 		{"expired", &api.Request{ID: "req_1", Status: "expired", Options: opts}, ""},
 		{"cancelled", &api.Request{ID: "req_1", Status: "cancelled", Options: opts}, ""},
 		{"dismissed", &api.Request{ID: "req_1", Status: "dismissed", Options: opts}, ""},

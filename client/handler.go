@@ -34,6 +34,12 @@ type Handler struct {
 	// runtime cannot be replayed to another.
 	RuntimeID  string
 	OnDecision func(ctx context.Context, d api.Decision) error
+	// Filed, when set, is the action_digest the runtime's filing of requestID
+	// answered (ok false: it filed no such request). A forward whose
+	// decided_digest differs was decided on something else than the runtime
+	// filed (an edit, another filer's request): it is refused with 409
+	// digest_mismatch and never handed to OnDecision.
+	Filed func(requestID string) (digest string, ok bool)
 	// Window is how far a signature's timestamp may be from now (default 5 minutes).
 	Window time.Duration
 	// Remember is how long the version accepted for a request is kept, for
@@ -82,6 +88,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err := json.Unmarshal(body, &d); err != nil || d.RequestID == "" || d.Version <= 0 {
 		answer(w, http.StatusBadRequest, handlerAnswer{Error: "invalid_input", Detail: "want {requestId, version, decision, answer, note}"})
 		return
+	}
+	if h.Filed != nil {
+		if want, ok := h.Filed(d.RequestID); !ok || want == "" || d.DecidedDigest != want {
+			answer(w, http.StatusConflict, handlerAnswer{Error: "digest_mismatch", Detail: "this decision was not made on what this runtime filed"})
+			return
+		}
 	}
 	prev, status, refusal := h.admit(signed, d, now, window)
 	if status != 0 {

@@ -51,6 +51,9 @@ func OperatorDecision(filed, final *api.Request) string {
 	if filed == nil || final == nil || final.ID != filed.ID || final.Status != "resolved" || final.Decision == nil {
 		return ""
 	}
+	if !final.DecidedOn(filed.ActionDigest) {
+		return "" // decided on another version than the one filed
+	}
 	for _, o := range final.Options {
 		if o.ID == *final.Decision {
 			return o.ID

@@ -239,7 +239,8 @@ func (f *Forwarder) send(ctx context.Context, row models.Forward, deliveryID str
 	if err != nil {
 		return 0, fmt.Errorf("callback_url: %w", err)
 	}
-	body, err := json.Marshal(api.Decision{RequestID: row.RequestID, Version: row.Version, Decision: row.Decision, Answer: row.Answer, Note: row.Note})
+	body, err := json.Marshal(api.Decision{RequestID: row.RequestID, Version: row.Version, Decision: row.Decision, Answer: row.Answer, Note: row.Note,
+		DecidedDigest: row.DecidedDigest, DecidedVia: row.DecidedVia})
 	if err != nil {
 		return 0, err
 	}

@@ -126,7 +126,7 @@ func TestAuditChain(t *testing.T) {
 		t.Run("an edit's entry holds each changed field before and after", func(t *testing.T) {
 			s, _ := modelstest.Store(t, dialect)
 			owner := agent(t, s, "a")
-			r := file(t, s, owner, models.NewRequest{Kind: models.KindPermission, Title: "Run rm -rf build"})
+			r := file(t, s, owner, models.NewRequest{Kind: models.KindPermission, Title: "Run rm -rf build", Unsealed: true})
 			title := "Status update: green"
 			if _, err := s.PatchRequest(ctx, r.ID, owner, models.Patch{Title: &title}); err != nil {
 				t.Skipf("this request cannot be edited here: %v", err)

@@ -62,7 +62,7 @@ func TestChangeCarriesRecord(t *testing.T) {
 		})
 
 		t.Run("an edit's change carries the new version and text", func(t *testing.T) {
-			r := file(t, s, p, models.NewRequest{})
+			r := file(t, s, p, models.NewRequest{Unsealed: true})
 			got, stop := watchOnce(changes, r.ID)
 			defer stop()
 			title := "edited"

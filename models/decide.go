@@ -77,8 +77,11 @@ func (s *Store) resolve(tx *gorm.DB, r *Request, d Decision, action string) erro
 		o := d.Option
 		opt = &o
 	}
+	// The content fields do not change on a decision and the update is
+	// conditional on the version, so this is the digest of the version decided on.
+	digest := r.ActionDigest()
 	upd := map[string]any{
-		"status": StatusResolved, "version": r.Version + 1, "decision": opt, "answer": d.Answer, "note": d.Note,
+		"decided_digest": digest, "status": StatusResolved, "version": r.Version + 1, "decision": opt, "answer": d.Answer, "note": d.Note,
 		"decided_by": d.By, "decided_via": d.Via, "resolved_at": now, "updated_at": now,
 	}
 	res := tx.Model(&Request{}).Where("id = ? AND version = ? AND status = ?", r.ID, r.Version, StatusOpen).Updates(upd)
@@ -91,6 +94,7 @@ func (s *Store) resolve(tx *gorm.DB, r *Request, d Decision, action string) erro
 	by, via := d.By, d.Via
 	r.Status, r.Version, r.Decision, r.Answer, r.Note = StatusResolved, r.Version+1, opt, d.Answer, d.Note
 	r.DecidedBy, r.DecidedVia, r.ResolvedAt, r.UpdatedAt = &by, &via, &now, now
+	r.DecidedDigest = &digest
 	detail := map[string]any{"decision": d.Option}
 	if d.Note != nil {
 		detail["note"] = *d.Note

@@ -22,6 +22,8 @@ const (
 	// ECodeNotDismissable refuses to dismiss a request someone waits on: only a
 	// silent (waiting, review) item is retired by dismissal; the rest are decided.
 	ECodeNotDismissable = "not_dismissable"
+	// ECodeSealed refuses an edit of a sealed request.
+	ECodeSealed = "sealed"
 
 	// Answers of a pending-grant claim.
 	ECodeNoGrant         = "no_grant"

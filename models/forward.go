@@ -22,6 +22,11 @@ type Forward struct {
 	Answer    *string
 	Note      *string
 	DecidedAt time.Time `gorm:"not null"`
+	// DecidedDigest is the action_digest of the version decided on, so the
+	// runtime can check it is what it filed; DecidedVia tells a person from a
+	// rule or an expiry default.
+	DecidedDigest string `gorm:"size:64;not null;default:''"`
+	DecidedVia    string `gorm:"size:200;not null;default:''"`
 	// Delivery state: pending, delivered, conflict or failed.
 	State         string    `gorm:"size:16;not null;index:idx_forwards_due,priority:1"`
 	Attempts      int       `gorm:"not null;default:0"`
@@ -73,6 +78,7 @@ func (s *Store) writeForward(tx *gorm.DB, r *Request) error {
 	f := &Forward{
 		RequestID: r.ID, Version: r.Version, RuntimeID: *r.RuntimeID, Seq: seq,
 		Decision: r.Decision, Answer: r.Answer, Note: r.Note, DecidedAt: decided,
+		DecidedDigest: deref(r.DecidedDigest), DecidedVia: deref(r.DecidedVia),
 		State: ActuationPending, NextAttemptAt: now, Deadline: deadline, CreatedAt: now, UpdatedAt: now,
 	}
 	if err := tx.Create(f).Error; err != nil {
@@ -315,4 +321,11 @@ func (s *Store) ForwardOf(ctx context.Context, requestID string, version int) (*
 		return nil, err
 	}
 	return &f, nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }

@@ -63,7 +63,7 @@ func TestOutboxOnEveryPath(t *testing.T) {
 
 		// An edit never leads to approve, but a deny rule still decides it.
 		t.Run("a rule on an edit (PatchRequest)", func(t *testing.T) {
-			r := file(t, s, p, models.NewRequest{Title: "plain", RuntimeID: &rt.ID})
+			r := file(t, s, p, models.NewRequest{Title: "plain", RuntimeID: &rt.ID, Unsealed: true})
 			title := "autono now"
 			got, err := s.PatchRequest(ctx, r.ID, p, models.Patch{Title: &title})
 			if err != nil {

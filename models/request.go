@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+
+	"github.com/gatehousehq/gatehouse/api"
 )
 
 // Kinds of request.
@@ -121,6 +123,27 @@ type Request struct {
 	HoldUntil  *time.Time `gorm:"index"`
 	HoldThen   *string    `gorm:"size:64"`
 	HoldEffect *string    `gorm:"size:16"`
+	// Sealed requests refuse every edit. It defaults to false in the column so
+	// rows from before sealing keep the editability they were filed with; the
+	// store sets it on every new filing that does not opt out.
+	Sealed   bool `gorm:"not null;default:false"`
+	EditedAt *time.Time
+	// DecidedDigest is the ActionDigest of the version a decision was made on,
+	// written by resolve in the decision's own update.
+	DecidedDigest *string `gorm:"size:64"`
+}
+
+// ActionDigest is the digest of what the operator is shown now (api.ActionDigest).
+func (r *Request) ActionDigest() string {
+	opts := make([]api.Option, len(r.Options))
+	for i, o := range r.Options {
+		opts[i] = api.Option(o)
+	}
+	return api.ActionDigest(api.Action{
+		Kind: r.Kind, Title: r.Title, Summary: r.Summary, Detail: r.Detail, Tool: r.Tool, Command: r.Command,
+		Options: opts, DefaultOption: r.DefaultOption, AllowAnswer: r.AllowAnswer,
+		RuntimeID: r.RuntimeID, PendingID: r.PendingID,
+	})
 }
 
 // Held reports whether the request is open and waiting out a rule's hold window.
@@ -166,6 +189,9 @@ type NewRequest struct {
 	RuntimeID     *string
 	PendingID     *string
 	ExpiresIn     time.Duration // 0: the server default
+	// Unsealed makes the request editable by its owner; every other filing
+	// (hook, ask, MCP, pending) is sealed.
+	Unsealed bool
 
 	// rows, when set, writes more rows in the request's own transaction (a
 	// pending grant); unexported so only the store sets it.

@@ -50,6 +50,7 @@ func (s *Store) CreateRequest(ctx context.Context, p Principal, n NewRequest, id
 		DefaultOption: n.DefaultOption, Source: n.Source, SourceRef: n.SourceRef,
 		RuntimeID: n.RuntimeID, PendingID: n.PendingID, OwnerID: p.ID, CreatedBy: p.Label(),
 		CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(exp), ActuationState: ActuationNone,
+		Sealed: !n.Unsealed,
 	}
 	if r.Options == nil {
 		r.Options = []Option{}
@@ -234,6 +235,9 @@ func (s *Store) PatchRequest(ctx context.Context, id string, by Principal, p Pat
 			// filer may not reword it.
 			return Errorf(ECodeForbidden, "request %s is a pending grant's approval; it cannot be edited", r.ID)
 		}
+		if r.Sealed {
+			return &Error{Code: ECodeSealed, Detail: "request " + r.ID + " is sealed: what the operator is shown cannot change after filing", Current: r}
+		}
 		if p.Version != 0 && p.Version != r.Version {
 			return &Error{Code: ECodeVersionConflict, Detail: fmt.Sprintf("version %d is not the current version %d", p.Version, r.Version), Current: r}
 		}
@@ -258,10 +262,11 @@ func (s *Store) PatchRequest(ctx context.Context, id string, by Principal, p Pat
 		}
 		next.Version++
 		next.UpdatedAt = s.now()
+		next.EditedAt = &next.UpdatedAt
 		v = s.Rules.Current().EvaluateEdit(&next)
 		lapsed := v.rehold(&next, r, next.UpdatedAt)
 		res := tx.Model(&Request{}).Where("id = ? AND version = ? AND status = ?", r.ID, r.Version, StatusOpen).
-			Select("title", "summary", "detail", "options", "default_option", "version", "updated_at",
+			Select("title", "summary", "detail", "options", "default_option", "version", "updated_at", "edited_at",
 				"hold_rule", "hold_until", "hold_then", "hold_effect").UpdateColumns(&next)
 		if res.Error != nil {
 			return res.Error

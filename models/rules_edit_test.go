@@ -45,7 +45,7 @@ func TestRulesJudgeEdits(t *testing.T) {
 		str := func(v string) *string { return &v }
 
 		t.Run("reworded and re-labelled: the hold lapses to the operator, never an allow", func(t *testing.T) {
-			r := file(t, s, p, models.NewRequest{Title: "deploy prod", Options: allowDeny()})
+			r := file(t, s, p, models.NewRequest{Unsealed: true, Title: "deploy prod", Options: allowDeny()})
 			if !r.Held() || *r.HoldThen != "deny" {
 				t.Fatalf("%+v", r)
 			}
@@ -68,7 +68,7 @@ func TestRulesJudgeEdits(t *testing.T) {
 		})
 
 		t.Run("options re-labelled, text kept: the hold follows the option that still denies", func(t *testing.T) {
-			r := file(t, s, p, models.NewRequest{Title: "deploy prod", Options: allowDeny()})
+			r := file(t, s, p, models.NewRequest{Unsealed: true, Title: "deploy prod", Options: allowDeny()})
 			opts := []models.Option{{ID: "deny", Label: "Go ahead", Effect: "allow"}, {ID: "no", Label: "No", Effect: "deny"}}
 			got := patch(t, s, p, r.ID, models.Patch{Options: &opts})
 			if !got.Held() || *got.HoldThen != "no" || !got.HoldUntil.Equal(*r.HoldUntil) {
@@ -85,7 +85,7 @@ func TestRulesJudgeEdits(t *testing.T) {
 		})
 
 		t.Run("options re-labelled with no deny left: the hold lapses", func(t *testing.T) {
-			r := file(t, s, p, models.NewRequest{Title: "deploy prod", Options: allowDeny()})
+			r := file(t, s, p, models.NewRequest{Unsealed: true, Title: "deploy prod", Options: allowDeny()})
 			opts := []models.Option{{ID: "deny", Label: "Go ahead", Effect: "allow"}}
 			got := patch(t, s, p, r.ID, models.Patch{Options: &opts})
 			if got.Held() {
@@ -98,7 +98,7 @@ func TestRulesJudgeEdits(t *testing.T) {
 		})
 
 		t.Run("a named then option whose effect changed lapses", func(t *testing.T) {
-			r := file(t, s, p, models.NewRequest{Title: "migrate db", Options: allowDeny()})
+			r := file(t, s, p, models.NewRequest{Unsealed: true, Title: "migrate db", Options: allowDeny()})
 			if !r.Held() || *r.HoldThen != "once" {
 				t.Fatalf("%+v", r)
 			}
@@ -112,7 +112,7 @@ func TestRulesJudgeEdits(t *testing.T) {
 		t.Run("at the window's end the then option must still have the effect it had", func(t *testing.T) {
 			// Written around PatchRequest (another version, a manual fix): the
 			// sweep itself refuses an option whose effect changed.
-			r := file(t, s, p, models.NewRequest{Title: "deploy prod", Options: allowDeny()})
+			r := file(t, s, p, models.NewRequest{Unsealed: true, Title: "deploy prod", Options: allowDeny()})
 			opts := []models.Option{{ID: "once", Label: "Allow", Effect: "allow"}, {ID: "deny", Label: "Go ahead", Effect: "allow"}}
 			if err := s.DB.Model(&models.Request{}).Where("id = ?", r.ID).Select("options").Updates(&models.Request{Options: opts}).Error; err != nil {
 				t.Fatal(err)
@@ -128,7 +128,7 @@ func TestRulesJudgeEdits(t *testing.T) {
 		})
 
 		t.Run("an edit cannot postpone the window", func(t *testing.T) {
-			r := file(t, s, p, models.NewRequest{Title: "deploy prod", Options: allowDeny()})
+			r := file(t, s, p, models.NewRequest{Unsealed: true, Title: "deploy prod", Options: allowDeny()})
 			*clock = clock.Add(time.Minute)
 			got := patch(t, s, p, r.ID, models.Patch{Summary: str("deploy it, please")})
 			if !got.Held() || !got.HoldUntil.Equal(*r.HoldUntil) {
@@ -140,7 +140,7 @@ func TestRulesJudgeEdits(t *testing.T) {
 		})
 
 		t.Run("an unmatched request edited into a deny rule is denied, default option and all", func(t *testing.T) {
-			r := file(t, s, p, models.NewRequest{Title: "hello", Options: allowDeny(), DefaultOption: "deny"})
+			r := file(t, s, p, models.NewRequest{Unsealed: true, Title: "hello", Options: allowDeny(), DefaultOption: "deny"})
 			if r.Status != models.StatusOpen || r.Held() {
 				t.Fatalf("%+v", r)
 			}
@@ -151,7 +151,7 @@ func TestRulesJudgeEdits(t *testing.T) {
 		})
 
 		t.Run("an unheld request edited into a hold rule is held from the edit", func(t *testing.T) {
-			r := file(t, s, p, models.NewRequest{Title: "hello", Options: allowDeny()})
+			r := file(t, s, p, models.NewRequest{Unsealed: true, Title: "hello", Options: allowDeny()})
 			*clock = clock.Add(time.Minute)
 			got := patch(t, s, p, r.ID, models.Patch{Title: str("deploy now")})
 			if !got.Held() || *got.HoldThen != "deny" || !got.HoldUntil.Equal(clock.Add(2*time.Minute)) {

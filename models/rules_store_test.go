@@ -164,7 +164,7 @@ func TestRulesDecide(t *testing.T) {
 		})
 
 		t.Run("hold: its option withdrawn, the hold lapses to the operator", func(t *testing.T) {
-			r := file(t, s, p, models.NewRequest{Title: "deploy"})
+			r := file(t, s, p, models.NewRequest{Title: "deploy", Unsealed: true})
 			// No option allows now: the edit is judged, the rule defers, the hold lapses.
 			opts := []models.Option{{ID: "maybe", Label: "Maybe"}, {ID: "deny", Label: "Deny", Effect: "deny"}}
 			if _, err := s.PatchRequest(ctx, r.ID, p, models.Patch{Options: &opts}); err != nil {

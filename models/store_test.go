@@ -84,7 +84,7 @@ func TestDecide(t *testing.T) {
 		})
 
 		t.Run("stale version, option not offered, expired", func(t *testing.T) {
-			r := file(t, s, p, models.NewRequest{})
+			r := file(t, s, p, models.NewRequest{Unsealed: true})
 			_, err := s.Decide(ctx, r.ID, models.Decision{Version: 1, Option: "always"})
 			if models.ErrorCode(err) != models.ECodeNotOffered {
 				t.Fatalf("not offered: %v", err)

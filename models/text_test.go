@@ -14,7 +14,7 @@ func TestTextRefused(t *testing.T) {
 	modelstest.Each(t, func(t *testing.T, dialect string) {
 		s, _ := modelstest.Store(t, dialect)
 		p := agent(t, s, "a1")
-		kept := file(t, s, p, models.NewRequest{Title: "kept"})
+		kept := file(t, s, p, models.NewRequest{Title: "kept", Unsealed: true})
 		for _, c := range []struct{ name, title, detail string }{
 			{"NUL", "a\x00", ""}, {"unit separator", "a\x1f", ""}, {"DEL", "a\x7f", ""}, {"C1 start", "a\u0080", ""},
 			{"NEL", "a\u0085", ""}, {"C1 end", "a\u009f", ""}, {"LRE", "a\u202a", ""}, {"RLO", "a\u202e", ""},

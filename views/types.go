@@ -52,6 +52,7 @@ type Card struct {
 	Cwd        string // source_ref's cwd: where it runs
 	Runtime    string // the named runtime's name, "" when the request names none
 	Machine    string // that runtime's machine
+	Edited     bool   // the filer changed it after filing (an unsealed request)
 }
 
 // Open reports whether the card still waits for a decision.

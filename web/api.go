@@ -27,6 +27,10 @@ func toAPIRequest(r *models.Request) api.Request {
 		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), ExpiresAt: r.ExpiresAt.UTC(),
 		DecidedBy: r.DecidedBy, DecidedVia: r.DecidedVia,
 		Actuation: api.Actuation{State: r.ActuationState, Attempts: r.Attempts},
+		Sealed:    r.Sealed, ActionDigest: r.ActionDigest(), DecidedDigest: r.DecidedDigest,
+	}
+	if r.EditedAt != nil {
+		out.EditedAt = utcPtr(*r.EditedAt)
 	}
 	for i, o := range r.Options {
 		out.Options[i] = api.Option(o)

@@ -32,6 +32,7 @@ var statusOf = map[string]int{
 	models.ECodeAlreadyDecided:  http.StatusConflict,
 	models.ECodeNotOpen:         http.StatusConflict,
 	models.ECodeNotDismissable:  http.StatusConflict,
+	models.ECodeSealed:          http.StatusConflict,
 	models.ECodeConflict:        http.StatusConflict,
 	models.ECodeExpired:         http.StatusGone,
 	models.ECodeNotOffered:      http.StatusUnprocessableEntity,

@@ -283,7 +283,7 @@ func oaRequests(t *testing.T, e *oaEnv) {
 		e.do(t, oaCall{op: "getAuditHead", method: "GET", path: "/v1/audit/head", token: e.agent, want: 403})
 	})
 	t.Run("patch", func(t *testing.T) {
-		p := e.file(t, e.agent, map[string]any{"title": "Edit me"})
+		p := e.file(t, e.agent, map[string]any{"title": "Edit me", "sealed": false})
 		path := "/v1/requests/" + p.ID
 		e.do(t, oaCall{op: "patchRequest", method: "PATCH", path: path, token: e.agent, body: map[string]any{"version": p.Version, "summary": "now with detail"}, want: 200})
 		e.do(t, oaCall{op: "patchRequest", method: "PATCH", path: path, token: e.agent, body: map[string]any{"version": p.Version, "summary": "stale"}, want: 409})

@@ -20,6 +20,7 @@ func toCard(r *models.Request) views.Card {
 		Options:   make([]views.Option, len(r.Options)),
 		Actuation: views.Actuation{State: r.ActuationState, Attempts: r.Attempts},
 		Session:   r.SourceRef["session"], Cwd: r.SourceRef["cwd"],
+		Edited: r.EditedAt != nil,
 	}
 	for i, o := range r.Options {
 		c.Options[i] = views.Option(o)

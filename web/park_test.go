@@ -106,7 +106,7 @@ func TestParkedWait(t *testing.T) {
 		})
 
 		t.Run("an edit wakes a parked wait with the new version", func(t *testing.T) {
-			id := e.File(ag, nil)["id"].(string)
+			id := e.File(ag, map[string]any{"sealed": false})["id"].(string) // unsealed: the test edits it
 			c := rawWait(t, e, id, op, "60", "")
 			ev.held(1)
 			if st, b := e.Do("PATCH", "/v1/requests/"+id, ag, map[string]any{"title": "new words"}); st != 200 {

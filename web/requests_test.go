@@ -99,7 +99,7 @@ func TestBadInputChangesNothing(t *testing.T) {
 		e := webtest.New(t, dialect, web.Config{})
 		ag := e.Token(models.RoleAgent, "a")
 		op := e.Token(models.RoleOperator, "op")
-		id := e.File(ag, nil)["id"].(string)
+		id := e.File(ag, map[string]any{"sealed": false})["id"].(string)
 		opts := webtest.AllowDeny
 		cases := []struct {
 			name, method, path, token string
@@ -236,7 +236,7 @@ func TestAttentionDecide(t *testing.T) {
 func TestPatchCancelDismiss(t *testing.T) {
 	e := webtest.New(t, "sqlite", web.Config{})
 	ag, op := e.Token(models.RoleAgent, "a"), e.Token(models.RoleOperator, "op")
-	id := e.File(ag, nil)["id"].(string)
+	id := e.File(ag, map[string]any{"sealed": false})["id"].(string)
 	status, body := e.Do("PATCH", "/v1/requests/"+id, ag, map[string]any{"summary": "now with context"})
 	if m := webtest.JSON(t, body); status != 200 || m["version"].(float64) != 2 || m["summary"] != "now with context" {
 		t.Fatalf("patch: %d %s", status, body)

@@ -48,7 +48,7 @@ func TestAgentCannotRuleItselfApproved(t *testing.T) {
 			}
 		})
 		t.Run("an edit into an approve rule reaches the operator", func(t *testing.T) {
-			id := e.File(ag, map[string]any{"title": "Delete the production database"})["id"].(string)
+			id := e.File(ag, map[string]any{"title": "Delete the production database", "sealed": false})["id"].(string)
 			status, body := e.Do(http.MethodPatch, "/v1/requests/"+id, ag, map[string]any{"title": "Status update: green"})
 			if status != http.StatusOK {
 				t.Fatalf("%d %s", status, body)

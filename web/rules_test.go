@@ -188,7 +188,7 @@ func TestRulesJudgeEditsOverHTTP(t *testing.T) {
 			} `json:"hold"`
 		}
 		var r rec
-		if code := call(t, "POST", s.url+"/v1/requests", s.agent, `{"title": "deploy prod", "options": [{"id": "once", "label": "Allow", "effect": "allow"}, {"id": "deny", "label": "Deny", "effect": "deny"}]}`, &r); code != http.StatusCreated || r.Hold == nil || r.Hold.Then != "deny" {
+		if code := call(t, "POST", s.url+"/v1/requests", s.agent, `{"title": "deploy prod", "sealed": false, "options": [{"id": "once", "label": "Allow", "effect": "allow"}, {"id": "deny", "label": "Deny", "effect": "deny"}]}`, &r); code != http.StatusCreated || r.Hold == nil || r.Hold.Then != "deny" {
 			t.Fatalf("file: %d %+v", code, r)
 		}
 		var got rec
@@ -197,7 +197,7 @@ func TestRulesJudgeEditsOverHTTP(t *testing.T) {
 			t.Fatalf("patch: %d %+v", code, got)
 		}
 
-		if code := call(t, "POST", s.url+"/v1/requests", s.agent, `{"title": "hello", "options": [{"id": "once", "label": "Allow", "effect": "allow"}, {"id": "deny", "label": "Deny", "effect": "deny"}], "default_option": "deny"}`, &r); code != http.StatusCreated || r.Status != "open" {
+		if code := call(t, "POST", s.url+"/v1/requests", s.agent, `{"title": "hello", "sealed": false, "options": [{"id": "once", "label": "Allow", "effect": "allow"}, {"id": "deny", "label": "Deny", "effect": "deny"}], "default_option": "deny"}`, &r); code != http.StatusCreated || r.Status != "open" {
 			t.Fatalf("file: %d %+v", code, r)
 		}
 		if code := call(t, "PATCH", s.url+"/v1/requests/"+r.ID, s.agent, `{"title": "drop the table", "default_option": "once"}`, &got); code != http.StatusOK ||

@@ -50,7 +50,8 @@ func (s *Server) feedDecisions(c echo.Context) error {
 	for i, f := range rows {
 		cur := strconv.FormatInt(f.Seq, 10)
 		out.Decisions[i] = api.Decision{RequestID: f.RequestID, Version: f.Version, Decision: f.Decision,
-			Answer: f.Answer, Note: f.Note, DecidedAt: utcPtr(f.DecidedAt), Cursor: cur}
+			Answer: f.Answer, Note: f.Note, DecidedDigest: f.DecidedDigest, DecidedVia: f.DecidedVia,
+			DecidedAt: utcPtr(f.DecidedAt), Cursor: cur}
 		out.Cursor = cur
 	}
 	return c.JSON(http.StatusOK, out)

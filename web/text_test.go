@@ -22,7 +22,7 @@ func TestTextCannotLie(t *testing.T) {
 		e := webtest.New(t, dialect, web.Config{})
 		ag := e.Token(models.RoleAgent, "a")
 		op := e.Token(models.RoleOperator, "op")
-		id := e.File(ag, map[string]any{"kind": "question", "allow_answer": true})["id"].(string)
+		id := e.File(ag, map[string]any{"kind": "question", "allow_answer": true, "sealed": false})["id"].(string)
 		filing := func(mod func(m map[string]any)) map[string]any {
 			m := map[string]any{"title": "Run the tests", "options": webtest.AllowDeny}
 			mod(m)

@@ -101,7 +101,19 @@ func runAsk(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 		fmt.Fprintln(stderr, "gatehouse ask:", err)
 		return exitError
 	}
+	if final.Status == "resolved" && !final.DecidedOn(r.ActionDigest) {
+		// Decided, but on another version than the one filed: not this filing's answer.
+		fmt.Fprintf(stderr, "gatehouse ask: %s was decided on a version other than the one filed (decided_digest %s, filed %s); no decision\n", r.ID, deref(final.DecidedDigest), r.ActionDigest)
+		return exitExpired
+	}
 	return reportDecision(final, *asJSON, stdout)
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return "none"
+	}
+	return *s
 }
 
 func reportDecision(r *api.Request, asJSON bool, stdout io.Writer) int {

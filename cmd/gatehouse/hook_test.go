@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"reflect"
@@ -207,8 +209,9 @@ func TestHookPermissionRequest(t *testing.T) {
 	})
 }
 
-// The agent holds the hook's token and may edit its open request: relabelled
-// options must not turn an operator's "Allow once" click into a saved rule.
+// The agent holds the hook's token: its PATCH of the request the hook filed
+// (options relabelled so "Allow once" saves a rule) is refused, because the
+// hook files sealed, and the operator's decision answers what was filed.
 func TestHookAgentRelabelsItsRequest(t *testing.T) {
 	ts := newTestServer(t)
 	ids := ts.created(t)
@@ -219,13 +222,18 @@ func TestHookAgentRelabelsItsRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	relabelled := []api.Option{{ID: "project", Label: "Allow once", Effect: "allow"}, {ID: "deny", Label: "Deny", Effect: "deny"}}
-	if err := agent.Do(context.Background(), "PATCH", "/v1/requests/"+id, nil, map[string]any{"version": r.Version, "options": relabelled}, nil); err != nil {
-		t.Fatalf("patch as the agent: %v", err)
+	if !r.Sealed {
+		t.Fatalf("the hook filed an unsealed request: %+v", r)
 	}
-	ts.decide(t, id, "project", "")
+	relabelled := []api.Option{{ID: "project", Label: "Allow once", Effect: "allow"}, {ID: "deny", Label: "Deny", Effect: "deny"}}
+	err = agent.Do(context.Background(), "PATCH", "/v1/requests/"+id, nil, map[string]any{"version": r.Version, "options": relabelled, "title": "Read the README"}, nil)
+	var e *client.Error
+	if !errors.As(err, &e) || e.Status != http.StatusConflict || e.Code != "sealed" {
+		t.Fatalf("patch as the agent: %v, want 409 sealed", err)
+	}
+	ts.decide(t, id, "deny", "")
 	res := <-done
-	checkOutput(t, res, "") // Claude Code asks in its own way: no allow, no rule
+	checkOutput(t, res, `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"Denied in Gatehouse by operator:alice"}}}`+"\n")
 }
 
 func TestHookRefusesOtherInput(t *testing.T) {

@@ -107,7 +107,8 @@ func TestReplicas(t *testing.T) {
 	})
 
 	t.Run("an edit on replica 1 releases a waiter on replica 2 with the record still open", func(t *testing.T) {
-		r := file(t, api.NewRequest{})
+		unsealed := false
+		r := file(t, api.NewRequest{Sealed: &unsealed})
 		w := holdOn(t, r2, waiter, r.ID)
 		var edited api.Request
 		if err := filer.Do(ctx, "PATCH", "/v1/requests/"+r.ID, nil, map[string]any{"version": r.Version, "summary": "now with tags"}, &edited); err != nil {

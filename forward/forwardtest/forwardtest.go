@@ -38,6 +38,8 @@ type Runtime struct {
 	*httptest.Server
 	RuntimeID string
 	Calls     atomic.Int32
+	// Handler verifies each forward; set its Filed before any is sent.
+	Handler   *client.Handler
 	Decisions chan api.Decision // each verified decision the handler accepted
 }
 
@@ -72,6 +74,7 @@ func NewRuntime(t testing.TB, key *models.ServerKey, register func(callback stri
 		h.ServeHTTP(w, r)
 	}))
 	t.Cleanup(rs.Close)
+	rs.Handler = h
 	rs.RuntimeID = register("http://" + rs.Listener.Addr().String())
 	h.RuntimeID = rs.RuntimeID
 	rs.Start()
