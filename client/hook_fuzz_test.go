@@ -51,7 +51,9 @@ func FuzzParseClaudeCodeHook(f *testing.F) {
 		if err != nil {
 			t.Fatalf("round trip refused: %v", err)
 		}
-		if again.Title() != in.Title() || again.Command() != in.Command() || again.IdempotencyKey() != in.IdempotencyKey() {
+		// The idempotency key hashes the tool input's bytes as the CLI sent
+		// them, which a re-encoding changes (spacing, escapes): not compared.
+		if again.Title() != in.Title() || again.Command() != in.Command() {
 			t.Fatalf("round trip changed the request: %q %q", again.Title(), in.Title())
 		}
 		if out := in.Fallback("no decision"); out != nil && strings.Contains(string(marshal(t, out)), `"allow"`) {
