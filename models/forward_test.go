@@ -1,6 +1,7 @@
 package models_test
 
 import (
+	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"sync"
 	"testing"
 	"time"
@@ -225,7 +226,7 @@ func TestOutbox(t *testing.T) {
 			if got.Version != 2 || got.ActuationState != models.ActuationPending || got.Attempts != 1 {
 				t.Fatalf("request: version %d, actuation %s/%d", got.Version, got.ActuationState, got.Attempts)
 			}
-			if ch := <-sub.C; ch.Action != "actuation" || ch.RequestID != r.ID || ch.Version != 2 {
+			if ch := testkit.Recv(t, sub.C, "sub.C"); ch.Action != "actuation" || ch.RequestID != r.ID || ch.Version != 2 {
 				t.Fatalf("announced %+v", ch)
 			}
 			trail, _ := s.AuditTrail(ctx, r.ID)

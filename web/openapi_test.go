@@ -298,7 +298,7 @@ func oaRequests(t *testing.T, e *oaEnv) {
 		e.do(t, oaCall{op: "waitRequest", method: "GET", path: id + "/wait", token: e.other, want: 404})
 		// Over the per-caller cap of one: the second wait is answered 429 at once.
 		for len(e.start) > 0 {
-			<-e.start // the waits above
+			testkit.Recv(t, e.start, "the waits above to start")
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		held := make(chan struct{})
