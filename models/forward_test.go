@@ -189,7 +189,7 @@ func TestOutbox(t *testing.T) {
 					}
 				})
 			}
-			wg.Wait()
+			testkit.Wait(t, &wg, "the concurrent calls to finish")
 			if len(seen) != 2 {
 				t.Fatalf("claimed %d rows, want the 2 pending", len(seen))
 			}
@@ -289,7 +289,7 @@ func TestOutbox(t *testing.T) {
 					}
 				})
 			}
-			wg.Wait()
+			testkit.Wait(t, &wg, "the concurrent calls to finish")
 			rows, err := s.DecisionFeed(ctx, other.ID, 0, 100)
 			if err != nil {
 				t.Fatal(err)

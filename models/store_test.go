@@ -61,7 +61,7 @@ func TestDecide(t *testing.T) {
 					_, errs[i] = s.Decide(ctx, r.ID, models.Decision{Version: 1, Option: opt, By: "operator:x", Via: "api"})
 				}(i)
 			}
-			wg.Wait()
+			testkit.Wait(t, &wg, "the concurrent calls to finish")
 			wins := 0
 			for _, err := range errs {
 				switch models.ErrorCode(err) {
