@@ -49,8 +49,13 @@ type Handler struct {
 	Remember time.Duration
 	// Now is the clock; tests fix it.
 	Now func() time.Time
+	// Replay, if set, keeps the replay state across restarts (a ReplayFile);
+	// without it a restarted runtime accepts a forward captured before, inside
+	// the window.
+	Replay ReplayStore
 
 	mu       sync.Mutex
+	loaded   bool
 	seen     forgetful[struct{}] // delivery ids, until their timestamp leaves the window
 	accepted forgetful[int]      // request id -> last version accepted
 }
@@ -118,6 +123,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) admit(s api.Signed, d api.Decision, now time.Time, window time.Duration) (prev int, status int, a handlerAnswer) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if err := h.restore(now); err != nil {
+		return 0, http.StatusInternalServerError, handlerAnswer{Error: "runtime_error", Detail: "replay state: " + err.Error()}
+	}
 	h.seen.forget(now)
 	h.accepted.forget(now)
 	if _, dup := h.seen.get(s.DeliveryID); dup {
@@ -129,18 +137,32 @@ func (h *Handler) admit(s api.Signed, d api.Decision, now time.Time, window time
 	prev, _ = h.accepted.get(d.RequestID)
 	switch {
 	case d.Version < prev:
-		return prev, http.StatusConflict, handlerAnswer{Error: "stale_version", Detail: "a newer version of this request was already accepted"}
+		status, a = http.StatusConflict, handlerAnswer{Error: "stale_version", Detail: "a newer version of this request was already accepted"}
 	case d.Version == prev:
-		return prev, http.StatusOK, handlerAnswer{Status: "duplicate"}
+		status, a = http.StatusOK, handlerAnswer{Status: "duplicate"}
+	default:
+		h.accepted.put(d.RequestID, d.Version, now.Add(h.remember(window)))
 	}
-	h.accepted.put(d.RequestID, d.Version, now.Add(h.remember(window)))
-	return prev, 0, handlerAnswer{}
+	if err := h.persist(); err != nil {
+		// Not kept, so not accepted: the server retries with a new delivery id.
+		h.seen.del(s.DeliveryID)
+		if status == 0 {
+			h.undoLocked(d, prev, now, window)
+		}
+		return prev, http.StatusInternalServerError, handlerAnswer{Error: "runtime_error", Detail: "replay state: " + err.Error()}
+	}
+	return prev, status, a
 }
 
 // undo forgets a version whose callback failed, so a retry can hand it over.
 func (h *Handler) undo(d api.Decision, prev int, now time.Time, window time.Duration) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.undoLocked(d, prev, now, window)
+	_ = h.persist() // at worst the retry is answered "duplicate" after a restart
+}
+
+func (h *Handler) undoLocked(d api.Decision, prev int, now time.Time, window time.Duration) {
 	if v, ok := h.accepted.get(d.RequestID); ok && v == d.Version {
 		if prev == 0 {
 			h.accepted.del(d.RequestID)

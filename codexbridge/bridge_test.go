@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"io"
 	"net/http/httptest"
 	"os"
@@ -33,7 +34,7 @@ func TestMain(m *testing.M) {
 	if path := os.Getenv(replayEnv); path != "" {
 		os.Exit(replay(path, os.Stdin, os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	testkit.Main(m)
 }
 
 // entry is one line of a recorded transcript (testdata/README.md).

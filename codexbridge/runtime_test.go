@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -185,10 +186,10 @@ func liveApproval(t *testing.T, gh func(*client.Client) codexbridge.Gatehouse) {
 	go func() { b, _ := io.ReadAll(toCodex); rest <- b }()
 	clientInW.Close() // the bridge closes Codex's stdin
 	fromCodexW.Close()
-	if err := <-relayed; err != nil {
+	if err := testkit.Recv(t, relayed, "relayed"); err != nil {
 		t.Fatal(err)
 	}
-	if more := <-rest; len(more) > 0 {
+	if more := testkit.Recv(t, rest, "rest"); len(more) > 0 {
 		t.Fatalf("Codex was sent more after the answer: %s", more)
 	}
 }

@@ -24,10 +24,10 @@ import (
 
 // ForwardStore is what the forwarder needs of the record.
 type ForwardStore interface {
-	ClaimForwards(ctx context.Context, owner string, limit int, lease time.Duration) ([]models.Forward, error)
+	ClaimFairForwards(ctx context.Context, owner string, limit int, lease time.Duration, perRuntime int, busy map[string]int) ([]models.Forward, error)
 	FinishForward(ctx context.Context, f *models.Forward, owner string, a models.Attempt) (bool, error)
 	ReleaseForward(ctx context.Context, f *models.Forward, owner string) error
-	NextForwardDue(ctx context.Context) (time.Time, error)
+	NextForwardDue(ctx context.Context, except ...string) (time.Time, error)
 	GetRuntime(ctx context.Context, id string) (*models.Runtime, error)
 }
 
@@ -54,6 +54,10 @@ type Forwarder struct {
 	MaxSleep time.Duration
 	// Parallel is how many sends may be in flight (default 8).
 	Parallel int
+	// PerRuntime is how many of them one runtime may hold (default 2), so a
+	// runtime whose callback hangs never takes the slots of the others; rows
+	// are claimed round-robin across runtimes.
+	PerRuntime int
 	// ID names this process in claims (default a random id).
 	ID string
 	// Attempted, if set, is told of every recorded attempt (tests).
@@ -93,6 +97,9 @@ func (f *Forwarder) defaults() {
 	if f.Parallel <= 0 {
 		f.Parallel = 8
 	}
+	if f.PerRuntime <= 0 {
+		f.PerRuntime = 2
+	}
 	if f.ID == "" {
 		f.ID = models.NewID("fwd_")
 	}
@@ -106,8 +113,7 @@ func (f *Forwarder) Run(ctx context.Context) {
 	defer func() { sub.Close() }()
 	timer := time.NewTimer(0)
 	defer timer.Stop()
-	slots := make(chan struct{}, f.Parallel)
-	finished := make(chan struct{}, 1)
+	fl := &flight{parallel: f.Parallel, perRuntime: f.PerRuntime, busy: map[string]int{}, finished: make(chan struct{}, 1)}
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	for {
@@ -120,52 +126,48 @@ func (f *Forwarder) Run(ctx context.Context) {
 			} else if ch.Action != models.ActionResync && (ch.Status != models.StatusResolved || ch.Action == models.ActionActuation) {
 				continue
 			}
-		case <-finished:
+		case <-fl.finished:
 		case <-timer.C:
 		}
-		if err := f.sweep(ctx, slots, finished, &wg); err != nil {
+		if err := f.sweep(ctx, fl, &wg); err != nil {
 			// The database is unwell: pause rather than spin on a due row.
 			timer.Reset(max(f.Backoff, time.Second))
 			continue
 		}
-		timer.Reset(f.sleep(ctx, len(slots) == cap(slots)))
+		timer.Reset(f.sleep(ctx, fl))
 	}
 }
 
-// sweep claims what is due, up to the free slots, and sends each in its own
-// goroutine.
-func (f *Forwarder) sweep(ctx context.Context, slots chan struct{}, finished chan struct{}, wg *sync.WaitGroup) error {
-	free := cap(slots) - len(slots)
+// sweep claims what is due, up to the free slots and each runtime's share, and
+// sends each in its own goroutine.
+func (f *Forwarder) sweep(ctx context.Context, fl *flight, wg *sync.WaitGroup) error {
+	free, busy := fl.snapshot()
 	if free == 0 {
 		return nil
 	}
-	rows, err := f.Store.ClaimForwards(ctx, f.ID, free, f.Lease)
+	rows, err := f.Store.ClaimFairForwards(ctx, f.ID, free, f.Lease, f.PerRuntime, busy)
 	if err != nil && ctx.Err() == nil {
 		slog.Error("forward: claim", "err", err)
 	}
 	for _, row := range rows {
-		slots <- struct{}{}
+		fl.take(row.RuntimeID)
 		wg.Go(func() {
-			defer func() {
-				<-slots
-				select {
-				case finished <- struct{}{}:
-				default:
-				}
-			}()
+			defer fl.give(row.RuntimeID)
 			f.deliver(ctx, row)
 		})
 	}
 	return err
 }
 
-// sleep is how long to wait before the next look: until the next due row, at
-// most MaxSleep; with every slot busy, a finished send wakes the loop instead.
-func (f *Forwarder) sleep(ctx context.Context, busy bool) time.Duration {
-	if busy {
+// sleep is how long to wait before the next look: until the next due row of a
+// runtime with a free share, at most MaxSleep; with every slot busy, a finished
+// send wakes the loop instead.
+func (f *Forwarder) sleep(ctx context.Context, fl *flight) time.Duration {
+	free, _ := fl.snapshot()
+	if free == 0 {
 		return f.MaxSleep
 	}
-	next, err := f.Store.NextForwardDue(ctx)
+	next, err := f.Store.NextForwardDue(ctx, fl.full()...)
 	if err != nil {
 		if ctx.Err() == nil {
 			slog.Error("forward: next due", "err", err)

@@ -1,6 +1,7 @@
 package gate_test
 
 import (
+	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"net/http"
 	"sync"
 	"testing"
@@ -96,7 +97,7 @@ func TestAgentCannotApproveItself(t *testing.T) {
 		for i := range answers {
 			wg.Go(func() { answers[i] = e.send(t, "PUT", mergePath, mergeBody) })
 		}
-		wg.Wait()
+		testkit.Wait(t, &wg, "the concurrent calls to finish")
 		for _, a := range answers {
 			if m := a.JSON(t); a.Status != 403 || m["error"] != "approval_pending" || m["pending_id"] == id {
 				t.Fatalf("replay: %d %s", a.Status, a.Body)

@@ -3,6 +3,7 @@ package gate_test
 import (
 	"context"
 	"fmt"
+	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"slices"
 	"sync"
 	"testing"
@@ -33,7 +34,7 @@ func exactlyOnce(t *testing.T, dialect string) {
 		})
 	}
 	close(start)
-	wg.Wait()
+	testkit.Wait(t, &wg, "the concurrent calls to finish")
 	ok, refused, filed := 0, 0, map[any]bool{}
 	for _, a := range answers {
 		switch m := a.JSON(t); {
@@ -83,7 +84,7 @@ func TestManyPendingsLeaveTrafficUntouched(t *testing.T) {
 		})
 		wg.Go(func() { reads <- e.send(t, "GET", fmt.Sprintf("/repos/acme/widgets/pulls/%d", i+1), "") })
 	}
-	wg.Wait()
+	testkit.Wait(t, &wg, "the concurrent calls to finish")
 	close(reads)
 	for a := range reads {
 		if a.Status != 200 {

@@ -1,6 +1,7 @@
 package gate_test
 
 import (
+	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"sync"
 	"testing"
 
@@ -44,7 +45,7 @@ func TestOperatorRulesDecideAtFiling(t *testing.T) {
 			wg.Go(func() { <-start; answers[i] = e.send(t, "PUT", "/repos/acme/widgets/pulls/1/merge", mergeBody) })
 		}
 		close(start)
-		wg.Wait()
+		testkit.Wait(t, &wg, "the concurrent calls to finish")
 		forwarded := 0
 		for _, a := range answers {
 			switch m := a.JSON(t); {

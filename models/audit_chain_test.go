@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"strings"
 	"sync"
 	"testing"
@@ -129,7 +130,7 @@ func TestAuditChain(t *testing.T) {
 			r := file(t, s, owner, models.NewRequest{Kind: models.KindPermission, Title: "Run rm -rf build", Unsealed: true})
 			title := "Status update: green"
 			if _, err := s.PatchRequest(ctx, r.ID, owner, models.Patch{Title: &title}); err != nil {
-				t.Skipf("this request cannot be edited here: %v", err)
+				testkit.Skipf(t, "this request cannot be edited here: %v", err)
 			}
 			trail, _ := s.AuditTrail(ctx, r.ID)
 			var edit *models.Audit

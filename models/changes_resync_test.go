@@ -1,6 +1,7 @@
 package models_test
 
 import (
+	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"testing"
 
 	"github.com/gatehousehq/gatehouse/models"
@@ -24,7 +25,7 @@ func TestChangesResync(t *testing.T) {
 	}
 	stop1() // stopping after a resync is harmless
 	stop2()
-	if ch := <-sub.C; ch.Action != models.ActionResync || ch.RequestID != "" {
+	if ch := testkit.Recv(t, sub.C, "sub.C"); ch.Action != models.ActionResync || ch.RequestID != "" {
 		t.Fatalf("subscriber got %+v, want a resync", ch)
 	}
 	// A watch taken after the resync waits for the next change.

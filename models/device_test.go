@@ -4,6 +4,7 @@ import (
 	"crypto/ecdh"
 	"crypto/rand"
 	"encoding/base64"
+	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"strings"
 	"sync"
 	"testing"
@@ -61,7 +62,7 @@ func TestDevices(t *testing.T) {
 					ids[i] = d.ID
 				}()
 			}
-			wg.Wait()
+			testkit.Wait(t, &wg, "the concurrent calls to finish")
 			for _, id := range ids {
 				if id != ids[0] {
 					t.Fatalf("ids differ: %v", ids)

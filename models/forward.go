@@ -110,31 +110,26 @@ func (s *Store) ClaimForwards(ctx context.Context, owner string, limit int, leas
 	if err != nil {
 		return nil, err
 	}
-	until := now.Add(lease)
-	out := due[:0]
-	for _, f := range due {
-		res := db.Model(&Forward{}).
-			Where("id = ? AND state = ? AND (claimed_until IS NULL OR claimed_until < ?)", f.ID, ActuationPending, now).
-			UpdateColumns(map[string]any{"claimed_by": owner, "claimed_until": until})
-		if res.Error != nil {
-			return out, res.Error
-		}
-		if res.RowsAffected == 1 {
-			f.ClaimedBy, f.ClaimedUntil = owner, &until
-			out = append(out, f)
-		}
-	}
-	return out, nil
+	return s.claimRows(ctx, owner, due, now, lease)
 }
 
 // NextForwardDue returns when the next pending send becomes due (its retry time,
-// or the end of another process's claim), or zero when none is pending.
-func (s *Store) NextForwardDue(ctx context.Context) (time.Time, error) {
+// or the end of another process's claim), or zero when none is pending. Rows
+// of the runtimes in except are left out: a forwarder names those whose sends
+// are all in flight, as a finished send wakes it for them anyway.
+func (s *Store) NextForwardDue(ctx context.Context, except ...string) (time.Time, error) {
 	now := s.now()
 	db := s.DB.WithContext(ctx)
 	var next time.Time
 	var free []Forward
-	err := withCallback(db).Where("claimed_until IS NULL OR claimed_until < ?", now).Order("next_attempt_at").Limit(1).Find(&free).Error
+	pending := func() *gorm.DB {
+		q := withCallback(db)
+		if len(except) > 0 {
+			q = q.Where("runtime_id NOT IN ?", except)
+		}
+		return q
+	}
+	err := pending().Where("claimed_until IS NULL OR claimed_until < ?", now).Order("next_attempt_at").Limit(1).Find(&free).Error
 	if err != nil {
 		return next, err
 	}
@@ -142,7 +137,7 @@ func (s *Store) NextForwardDue(ctx context.Context) (time.Time, error) {
 		next = free[0].NextAttemptAt
 	}
 	var held []Forward
-	if err := withCallback(db).Where("claimed_until >= ?", now).Order("claimed_until").Limit(1).Find(&held).Error; err != nil {
+	if err := pending().Where("claimed_until >= ?", now).Order("claimed_until").Limit(1).Find(&held).Error; err != nil {
 		return next, err
 	}
 	if len(held) == 1 {

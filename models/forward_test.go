@@ -1,6 +1,7 @@
 package models_test
 
 import (
+	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"sync"
 	"testing"
 	"time"
@@ -188,7 +189,7 @@ func TestOutbox(t *testing.T) {
 					}
 				})
 			}
-			wg.Wait()
+			testkit.Wait(t, &wg, "the concurrent calls to finish")
 			if len(seen) != 2 {
 				t.Fatalf("claimed %d rows, want the 2 pending", len(seen))
 			}
@@ -225,7 +226,7 @@ func TestOutbox(t *testing.T) {
 			if got.Version != 2 || got.ActuationState != models.ActuationPending || got.Attempts != 1 {
 				t.Fatalf("request: version %d, actuation %s/%d", got.Version, got.ActuationState, got.Attempts)
 			}
-			if ch := <-sub.C; ch.Action != "actuation" || ch.RequestID != r.ID || ch.Version != 2 {
+			if ch := testkit.Recv(t, sub.C, "sub.C"); ch.Action != "actuation" || ch.RequestID != r.ID || ch.Version != 2 {
 				t.Fatalf("announced %+v", ch)
 			}
 			trail, _ := s.AuditTrail(ctx, r.ID)
@@ -288,7 +289,7 @@ func TestOutbox(t *testing.T) {
 					}
 				})
 			}
-			wg.Wait()
+			testkit.Wait(t, &wg, "the concurrent calls to finish")
 			rows, err := s.DecisionFeed(ctx, other.ID, 0, 100)
 			if err != nil {
 				t.Fatal(err)

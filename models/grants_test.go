@@ -2,6 +2,7 @@ package models_test
 
 import (
 	"encoding/json"
+	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"strings"
 	"sync"
 	"testing"
@@ -355,7 +356,7 @@ func TestPendingConcurrentClaims(t *testing.T) {
 			})
 		}
 		close(start)
-		wg.Wait()
+		testkit.Wait(t, &wg, "the concurrent calls to finish")
 		won := 0
 		for _, err := range errs {
 			switch models.ErrorCode(err) {

@@ -1,6 +1,7 @@
 package models_test
 
 import (
+	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"sync"
 	"testing"
 	"time"
@@ -28,7 +29,7 @@ func TestMigrateLockedConcurrently(t *testing.T) {
 			})
 			wg.Go(func() { errs[i] = models.MigrateLocked(db) })
 		}
-		wg.Wait()
+		testkit.Wait(t, &wg, "the concurrent calls to finish")
 		for i, err := range errs {
 			if err != nil {
 				t.Errorf("migration %d: %v", i, err)

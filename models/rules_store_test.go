@@ -2,6 +2,7 @@ package models_test
 
 import (
 	"context"
+	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -90,7 +91,7 @@ func TestRulesDecide(t *testing.T) {
 			if r.Status != models.StatusResolved || *r.Decision != "once" || *r.DecidedVia != "rule:git-read" || *r.DecidedBy != "rule:git-read" || r.Version != 2 {
 				t.Fatalf("%+v", r)
 			}
-			if a, b := <-sub.C, <-sub.C; a.Action != "create" || b.Action != "decide" || b.Version != 2 {
+			if a, b := testkit.Recv(t, sub.C, "sub.C"), <-sub.C; a.Action != "create" || b.Action != "decide" || b.Version != 2 {
 				t.Fatalf("announced %+v then %+v", a, b)
 			}
 			if got := actions(t, s, r.ID); !equal(got, []string{"create/api", "decide/rule:git-read"}) {
@@ -135,7 +136,7 @@ func TestRulesDecide(t *testing.T) {
 			if err != nil || n != 1 || !next.IsZero() {
 				t.Fatalf("at the end: %d %v %v", n, next, err)
 			}
-			<-w
+			testkit.Recv(t, w, "the wait's answer")
 			got, _ := s.GetRequest(ctx, r.ID)
 			if got.Status != models.StatusResolved || *got.Decision != "once" || *got.DecidedVia != "rule:wait-deploy (window)" || got.Version != 2 {
 				t.Fatalf("%+v", got)
@@ -217,7 +218,7 @@ func TestRulesDecide(t *testing.T) {
 			}
 			sum := 0
 			for range 4 {
-				sum += <-total
+				sum += testkit.Recv(t, total, "total")
 			}
 			if sum != len(ids) {
 				t.Fatalf("settled %d, want %d", sum, len(ids))

@@ -3,6 +3,7 @@ package models_test
 import (
 	"context"
 	"errors"
+	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"os"
 	"path/filepath"
 	"sync"
@@ -95,7 +96,7 @@ func TestRuleSetReload(t *testing.T) {
 			}
 		}
 		close(stop)
-		wg.Wait()
+		testkit.Wait(t, &wg, "the concurrent calls to finish")
 	})
 }
 

@@ -2,6 +2,7 @@ package models_test
 
 import (
 	"context"
+	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"sync"
 	"testing"
 	"time"
@@ -60,7 +61,7 @@ func TestDecide(t *testing.T) {
 					_, errs[i] = s.Decide(ctx, r.ID, models.Decision{Version: 1, Option: opt, By: "operator:x", Via: "api"})
 				}(i)
 			}
-			wg.Wait()
+			testkit.Wait(t, &wg, "the concurrent calls to finish")
 			wins := 0
 			for _, err := range errs {
 				switch models.ErrorCode(err) {
@@ -111,7 +112,7 @@ func TestDecide(t *testing.T) {
 			w, stop := changes.Watch(r.ID)
 			defer stop()
 			go s.Decide(ctx, r.ID, models.Decision{Version: 1, Option: "deny", By: "operator:x", Via: "api"})
-			<-w
+			testkit.Recv(t, w, "the wait's answer")
 			got, _ := s.GetRequest(ctx, r.ID)
 			if got.Decision == nil || *got.Decision != "deny" {
 				t.Fatalf("decision %v", got.Decision)

@@ -2,6 +2,7 @@ package models_test
 
 import (
 	"context"
+	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"testing"
 	"time"
 
@@ -20,7 +21,7 @@ func TestSweeper(t *testing.T) {
 		sw := &models.Sweeper{Store: s, Changes: changes, Settled: func(n int) { settled <- n }}
 		go func() { sw.Run(ctx); close(done) }()
 		defer func() { cancel(); <-done }()
-		<-settled // the first look, at start: nothing is due yet
+		testkit.Recv(t, settled, "settled") // the first look, at start: nothing is due yet
 
 		// File a request every 10 ms (the load), until the due one is settled.
 		stop := make(chan struct{})

@@ -3,6 +3,7 @@ package push_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -46,7 +47,7 @@ func (c *fakeClock) AfterFunc(d time.Duration, f func()) func() bool {
 
 func (c *fakeClock) next(t *testing.T) *fakeTimer {
 	t.Helper()
-	return <-c.timers
+	return testkit.Recv(t, c.timers, "a timer to be set")
 }
 
 type presence struct{ on atomic.Bool }
@@ -104,7 +105,7 @@ func newRig(t *testing.T, dialect string, cfg push.Config, senders func(*models.
 	}()
 	t.Cleanup(func() {
 		cancel()
-		<-rg.done // Run returns only when its workers and timers are gone
+		testkit.Recv(t, rg.done, "the router to stop") // Run returns only when its workers and timers are gone
 		srv.Close()
 	})
 	return rg
@@ -175,7 +176,7 @@ func TestAlertAndClear(t *testing.T) {
 		clock.next(t).fire() // the coalescing window closes
 
 		t.Run("the alert is generic, collapses on the request id and opens its page", func(t *testing.T) {
-			p := <-rg.pushes
+			p := testkit.Recv(t, rg.pushes, "a push")
 			noSecrets(t, p.Body)
 			if p.Status != 200 || p.Token != tok || p.PushType != "alert" || p.Priority != "10" || p.CollapseID != r.ID || p.Topic != rg.apns.Topic {
 				t.Fatalf("push: %+v", p)
@@ -192,7 +193,7 @@ func TestAlertAndClear(t *testing.T) {
 
 		t.Run("a decide sends a background clearing update on the same collapse id", func(t *testing.T) {
 			rg.decide(t, r)
-			p := <-rg.pushes
+			p := testkit.Recv(t, rg.pushes, "a push")
 			noSecrets(t, p.Body)
 			if p.Status != 200 || p.PushType != "background" || p.Priority != "5" || p.CollapseID != r.ID {
 				t.Fatalf("push: %+v", p)
@@ -236,7 +237,7 @@ func TestKinds(t *testing.T) {
 		rg.file(t, models.KindSetup)
 		w := rg.file(t, models.KindWaiting)
 		clock.next(t).fire()
-		p := <-rg.pushes
+		p := testkit.Recv(t, rg.pushes, "a push")
 		noSecrets(t, p.Body)
 		a := aps(t, p)
 		if p.PushType != "alert" || p.Priority != "5" || a["alert"] != nil || a["sound"] != nil || a["badge"] != 2.0 {
@@ -247,7 +248,7 @@ func TestKinds(t *testing.T) {
 			t.Fatal(err)
 		}
 		clock.next(t).fire()
-		p = <-rg.pushes
+		p = testkit.Recv(t, rg.pushes, "a push")
 		if p.Priority != "5" || aps(t, p)["badge"] != 1.0 {
 			t.Fatalf("badge after dismiss: %s", p.Body)
 		}
@@ -272,7 +273,7 @@ func TestCoalescing(t *testing.T) {
 			rg.wait(t, "batched")
 		}
 		window.fire()
-		p := <-rg.pushes
+		p := testkit.Recv(t, rg.pushes, "a push")
 		noSecrets(t, p.Body)
 		alert, _ := aps(t, p)["alert"].(map[string]any)
 		if alert["body"] != "3 agents need your decision" || p.CollapseID != ids[0] || p.Payload["url"] != base+"/" {
@@ -296,7 +297,7 @@ func TestCoalescing(t *testing.T) {
 		rg.decide(t, a)
 		rg.wait(t, "suppressed")
 		window.fire()
-		p := <-rg.pushes
+		p := testkit.Recv(t, rg.pushes, "a push")
 		alert, _ := aps(t, p)["alert"].(map[string]any)
 		if alert["body"] != push.BodyOne || p.Payload["request_id"] != b.ID {
 			t.Fatalf("alert: %s", p.Body)
@@ -331,7 +332,7 @@ func TestPresence(t *testing.T) {
 		clock.next(t).fire() // grace over
 		rg.wait(t, "batched")
 		clock.next(t).fire() // coalescing window
-		p := <-rg.pushes
+		p := testkit.Recv(t, rg.pushes, "a push")
 		if p.Payload["request_id"] != r.ID {
 			t.Fatalf("pushed %s", p.Body)
 		}
@@ -347,7 +348,7 @@ func TestPresence(t *testing.T) {
 			t.Fatalf("batched %s", e.RequestID)
 		}
 		clock.next(t).fire()
-		if p := <-rg.pushes; p.Payload["request_id"] != r.ID {
+		if p := testkit.Recv(t, rg.pushes, "a push"); p.Payload["request_id"] != r.ID {
 			t.Fatalf("pushed %s", p.Body)
 		}
 	})
@@ -417,7 +418,7 @@ func TestHungAPNs(t *testing.T) {
 	rg.device(t)
 	rg.apns.Hang()
 	r := rg.file(t, models.KindApproval)
-	if p := <-rg.pushes; p.Payload["request_id"] != r.ID {
+	if p := testkit.Recv(t, rg.pushes, "a push"); p.Payload["request_id"] != r.ID {
 		t.Fatalf("first push: %s", p.Body) // arrived, and now hangs unanswered
 	}
 
@@ -454,11 +455,11 @@ func TestReplicas(t *testing.T) {
 		runCtx, cancel := context.WithCancel(ctx)
 		done := make(chan struct{})
 		go func() { defer close(done); _ = r2.Run(runCtx) }()
-		defer func() { cancel(); <-done; a.Close() }()
+		defer func() { cancel(); testkit.Recv(t, done, "the router to stop"); a.Close() }()
 
 		t.Run("one alert and one clear per request, whichever replica sends them", func(t *testing.T) {
 			r := rg.file(t, models.KindApproval)
-			<-rg.pushes
+			testkit.Recv(t, rg.pushes, "a push")
 			// Both routers have decided: one queued it, the other found it claimed.
 			outcome := func(ch chan push.Event) string {
 				for e := range ch {
@@ -473,12 +474,12 @@ func TestReplicas(t *testing.T) {
 				t.Fatalf("both replicas: %s", o1)
 			}
 			rg.decide(t, r)
-			p := <-rg.pushes
+			p := testkit.Recv(t, rg.pushes, "a push")
 			if p.PushType != "background" || p.CollapseID != r.ID {
 				t.Fatalf("second push: %+v", p)
 			}
 			rg.file(t, models.KindApproval) // a marker: its alert comes after anything still pending for r
-			if p := <-rg.pushes; p.PushType != "alert" {
+			if p := testkit.Recv(t, rg.pushes, "a push"); p.PushType != "alert" {
 				t.Fatalf("a duplicate was sent: %+v", p)
 			}
 		})

@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"fmt"
+	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"os"
 	"strings"
 	"sync"
@@ -23,7 +24,7 @@ func needChromium(t testing.TB) {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("Chromium is missing at %s (CI must run the browser tests; .ci/run installs it)", chromiumPath)
 		}
-		t.Skipf("Chromium is missing at %s: install Debian's chromium to run the browser tests", chromiumPath)
+		testkit.Skipf(t, "Chromium is missing at %s: install Debian's chromium to run the browser tests", chromiumPath)
 	}
 }
 

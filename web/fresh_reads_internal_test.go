@@ -5,6 +5,7 @@ package web
 
 import (
 	"context"
+	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"sync"
 	"testing"
 
@@ -23,7 +24,7 @@ func TestFreshReads(t *testing.T) {
 		v := version
 		mu.Unlock()
 		entered <- struct{}{}
-		<-gate
+		<-gate // the loader runs on the reader's goroutine, not the test's
 		return &models.Request{ID: id, Version: v}, nil
 	})
 	waiting := make(chan struct{}, 10)
@@ -33,7 +34,7 @@ func TestFreshReads(t *testing.T) {
 	t.Run("a caller after a change never joins a read begun before it", func(t *testing.T) {
 		first := make(chan *models.Request)
 		go func() { r, _ := f.get(ctx, "req_1"); first <- r }()
-		<-entered // the first read has begun and saw version 1
+		testkit.Recv(t, entered, "entered") // the first read has begun and saw version 1
 		mu.Lock()
 		version = 2 // a commit lands while that read is in flight
 		mu.Unlock()
@@ -43,16 +44,16 @@ func TestFreshReads(t *testing.T) {
 		}
 		// The five queue behind the first read; then let it finish.
 		for range 5 {
-			<-waiting
+			testkit.Recv(t, waiting, "waiting")
 		}
 		gate <- struct{}{}
-		if r := <-first; r.Version != 1 {
+		if r := testkit.Recv(t, first, "first"); r.Version != 1 {
 			t.Fatalf("first read: v%d", r.Version)
 		}
-		<-entered // one queued read for all five
+		testkit.Recv(t, entered, "entered") // one queued read for all five
 		gate <- struct{}{}
 		for range 5 {
-			if r := <-second; r.Version != 2 {
+			if r := testkit.Recv(t, second, "second"); r.Version != 2 {
 				t.Fatalf("a caller after the change got v%d", r.Version)
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"net/http"
 	"strings"
 	"testing"
@@ -197,9 +198,9 @@ func TestMCPWaitForDecision(t *testing.T) {
 			cs := env.connect("a1", version)
 			id := file(t, cs, "Deploy to production")
 			done := asyncCall(context.Background(), cs, "wait_for_decision", map[string]any{"id": id, "seconds": 60})
-			<-env.watched
+			testkit.Recv(t, env.watched, "the wait to start watching")
 			env.decide(id, "allow", "go ahead, watch the error rate")
-			w := out[mcpWaitResult](t, <-done)
+			w := out[mcpWaitResult](t, testkit.Recv(t, done, "the call to end"))
 			if !w.Decided || w.Request.Decision == nil || *w.Request.Decision != "allow" || w.Request.Note == nil || *w.Request.Note != "go ahead, watch the error rate" {
 				t.Fatalf("woken with %+v", w)
 			}
@@ -248,13 +249,13 @@ func TestMCPWaitForDecision(t *testing.T) {
 			cs := env.connect("a1", version)
 			held, other := file(t, cs, "first"), file(t, cs, "second")
 			done := asyncCall(context.Background(), cs, "wait_for_decision", map[string]any{"id": held, "seconds": 60})
-			<-env.watched
+			testkit.Recv(t, env.watched, "the wait to start watching")
 			res := callTool(t, cs, "wait_for_decision", map[string]any{"id": other, "seconds": 60})
 			if !res.IsError || !strings.Contains(text(res), "too many waits") || !strings.Contains(text(res), "call again in 5 seconds") {
 				t.Fatalf("over the cap: %v %q", res.IsError, text(res))
 			}
 			env.decide(held, "allow", "")
-			if w := out[mcpWaitResult](t, <-done); !w.Decided {
+			if w := out[mcpWaitResult](t, testkit.Recv(t, done, "the call to end")); !w.Decided {
 				t.Fatalf("held wait: %+v", w)
 			}
 			// The slot is free again.
@@ -359,15 +360,15 @@ func TestMCPWaitReleased(t *testing.T) {
 			id := file(t, cs, "Abort me")
 			ctx, cancel := context.WithCancel(context.Background())
 			done := asyncCall(ctx, cs, "wait_for_decision", map[string]any{"id": id, "seconds": 60})
-			<-env.watched
+			testkit.Recv(t, env.watched, "the wait to start watching")
 			cancel()
-			<-done
-			<-env.ended // the server saw the client go and gave the slot back
+			testkit.Recv(t, done, "the call to end")
+			testkit.Recv(t, env.ended, "the server to give the wait slot back") // the server saw the client go and gave the slot back
 			// The slot came back: a new wait under a cap of one is admitted.
 			again := asyncCall(context.Background(), cs, "wait_for_decision", map[string]any{"id": id, "seconds": 60})
-			<-env.watched
+			testkit.Recv(t, env.watched, "the wait to start watching")
 			env.decide(id, "allow", "")
-			if w := out[mcpWaitResult](t, <-again); !w.Decided {
+			if w := out[mcpWaitResult](t, testkit.Recv(t, again, "the second wait to end")); !w.Decided {
 				t.Fatalf("second wait: %+v", w)
 			}
 		})
@@ -398,14 +399,14 @@ func TestMCPWaitReleased(t *testing.T) {
 				}
 				errc <- err
 			}()
-			<-env.watched
+			testkit.Recv(t, env.watched, "the wait to start watching")
 			cancel()
-			<-errc
-			<-env.ended // the server saw the connection go and gave the slot back
+			testkit.Recv(t, errc, "the dropped request to end")
+			testkit.Recv(t, env.ended, "the server to give the wait slot back") // the server saw the connection go and gave the slot back
 			again := asyncCall(context.Background(), cs, "wait_for_decision", map[string]any{"id": id, "seconds": 60})
-			<-env.watched
+			testkit.Recv(t, env.watched, "the wait to start watching")
 			env.decide(id, "allow", "")
-			if w := out[mcpWaitResult](t, <-again); !w.Decided {
+			if w := out[mcpWaitResult](t, testkit.Recv(t, again, "the second wait to end")); !w.Decided {
 				t.Fatalf("second wait: %+v", w)
 			}
 		})
@@ -414,9 +415,9 @@ func TestMCPWaitReleased(t *testing.T) {
 			cs := env.connect("a1", version)
 			id := file(t, cs, "Shut down")
 			done := asyncCall(context.Background(), cs, "wait_for_decision", map[string]any{"id": id, "seconds": 60})
-			<-env.watched
+			testkit.Recv(t, env.watched, "the wait to start watching")
 			env.Server.Close()
-			w := out[mcpWaitResult](t, <-done)
+			w := out[mcpWaitResult](t, testkit.Recv(t, done, "the call to end"))
 			if w.Decided || w.Request.Status != "open" {
 				t.Fatalf("at shutdown: %+v", w)
 			}
@@ -431,9 +432,9 @@ func TestMCPEachDatabase(t *testing.T) {
 		cs := env.connect("a1", "")
 		id := file(t, cs, "Deploy")
 		done := asyncCall(context.Background(), cs, "wait_for_decision", map[string]any{"id": id, "seconds": 60})
-		<-env.watched
+		testkit.Recv(t, env.watched, "the wait to start watching")
 		env.decide(id, "deny", "")
-		if w := out[mcpWaitResult](t, <-done); !w.Decided || w.Request.Effect() != "deny" {
+		if w := out[mcpWaitResult](t, testkit.Recv(t, done, "the call to end")); !w.Decided || w.Request.Effect() != "deny" {
 			t.Fatalf("woken with %+v", w)
 		}
 	})

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,15 +30,15 @@ func newTypescriptClient(t *testing.T) typescriptClient {
 	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("node is not on PATH: the MCP TypeScript SDK test needs Node.js")
+		testkit.Skipf(t, "node is not on PATH: the MCP TypeScript SDK test needs Node.js")
 	}
 	modules := os.Getenv(nodeModulesEnvVar)
 	if modules == "" {
-		t.Skipf("%s is not set: no @modelcontextprotocol/sdk to run (npm ci --prefix .ci/claude, then %s=.ci/claude/node_modules)", nodeModulesEnvVar, nodeModulesEnvVar)
+		testkit.Skipf(t, "%s is not set: no @modelcontextprotocol/sdk to run (npm ci --prefix .ci/claude, then %s=.ci/claude/node_modules)", nodeModulesEnvVar, nodeModulesEnvVar)
 	}
 	pkg, err := os.ReadFile(filepath.Join(modules, "@modelcontextprotocol", "sdk", "package.json"))
 	if err != nil {
-		t.Skipf("%s=%s has no @modelcontextprotocol/sdk: %v", nodeModulesEnvVar, modules, err)
+		testkit.Skipf(t, "%s=%s has no @modelcontextprotocol/sdk: %v", nodeModulesEnvVar, modules, err)
 	}
 	var meta struct {
 		Version string `json:"version"`

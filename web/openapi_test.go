@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"io"
 	"net/http"
 	"strings"
@@ -229,7 +230,7 @@ func TestOpenAPIMatchesEveryRoute(t *testing.T) {
 				}
 			}
 			if len(skipped) > 0 {
-				t.Skipf("not checked, their routes are not wired by webtest yet:\n%s", strings.Join(skipped, "\n"))
+				testkit.Skipf(t, "not checked, their routes are not wired by webtest yet:\n%s", strings.Join(skipped, "\n"))
 			}
 		})
 	})
@@ -297,7 +298,7 @@ func oaRequests(t *testing.T, e *oaEnv) {
 		e.do(t, oaCall{op: "waitRequest", method: "GET", path: id + "/wait", token: e.other, want: 404})
 		// Over the per-caller cap of one: the second wait is answered 429 at once.
 		for len(e.start) > 0 {
-			<-e.start // the waits above
+			testkit.Recv(t, e.start, "the waits above to start")
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		held := make(chan struct{})
@@ -372,7 +373,7 @@ func oaDecide(t *testing.T, e *oaEnv) {
 
 func oaRuntimes(t *testing.T, e *oaEnv) {
 	if !e.wired(t, "GET", "/v1/runtimes", "getKeys", "registerRuntime", "listRuntimes", "feedDecisions") {
-		t.Skip("webtest does not wire runtimes (Deps.Runtimes/Changes) yet: the assembly half of issue 13 does")
+		testkit.Skipf(t, "webtest does not wire runtimes (Deps.Runtimes/Changes) yet: the assembly half of issue 13 does")
 	}
 	e.do(t, oaCall{op: "getKeys", method: "GET", path: "/v1/keys", want: 200})
 	reg := map[string]any{"name": "laptop", "machine": "m1"}
@@ -397,7 +398,7 @@ func oaRuntimes(t *testing.T, e *oaEnv) {
 
 func oaPending(t *testing.T, e *oaEnv) {
 	if !e.wired(t, "GET", "/v1/pending/p_probe", "filePending", "claimPending", "getPending", "waitPending") {
-		t.Skip("webtest does not wire pending grants (Deps.Grants) yet: the assembly half of issue 13 does")
+		testkit.Skipf(t, "webtest does not wire pending grants (Deps.Grants) yet: the assembly half of issue 13 does")
 	}
 	target := func(path string) map[string]any {
 		return map[string]any{"sandbox": "sb1", "policy": "egress", "middleware": "mw", "method": "POST", "host": "api.example.com",
@@ -448,7 +449,7 @@ func oaPending(t *testing.T, e *oaEnv) {
 
 func oaDevices(t *testing.T, e *oaEnv) {
 	if !e.wired(t, "GET", "/v1/devices", "listDevices", "registerDevice", "dropDevice", "webPushKey", "subscribeWebPush", "unsubscribeWebPush") {
-		t.Skip("webtest does not wire push devices (Deps.Devices) yet: the assembly half of issue 13 does")
+		testkit.Skipf(t, "webtest does not wire push devices (Deps.Devices) yet: the assembly half of issue 13 does")
 	}
 	token := fmt.Sprintf("%064x", 42)
 	dev := map[string]any{"token": token, "name": "phone"}

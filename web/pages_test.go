@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -409,7 +410,7 @@ func TestPageClicksAtOnce(t *testing.T) {
 	}
 	go click(laptop, csrfL, "once")
 	go click(phone, csrfP, "deny")
-	a, b := <-results, <-results
+	a, b := testkit.Recv(t, results, "results"), <-results
 	if !(a == http.StatusOK && b == http.StatusConflict) && !(a == http.StatusConflict && b == http.StatusOK) {
 		t.Fatalf("statuses = %d, %d: want one 200 and one 409", a, b)
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/gatehousehq/gatehouse/models/modelstest"
 	"github.com/gatehousehq/gatehouse/web/webtest"
@@ -84,7 +85,7 @@ func TestParkedWait(t *testing.T) {
 		t.Run("a wait over HTTP/1.1 is parked and answered with the committed record", func(t *testing.T) {
 			id := e.File(ag, nil)["id"].(string)
 			c := rawWait(t, e, id, ag, "60", "")
-			ev.held(1)
+			ev.held(t, 1)
 			if n := e.Server.Parked(); n != 1 {
 				t.Fatalf("%d waits parked, want 1", n)
 			}
@@ -99,7 +100,7 @@ func TestParkedWait(t *testing.T) {
 				t.Fatalf("%v", got)
 			}
 			sameAsRead(t, e, ag, got)
-			<-ev.ended
+			testkit.Recv(t, ev.ended, "the wait to let go of its slot")
 			if n := e.Server.Parked(); n != 0 {
 				t.Fatalf("%d waits still parked", n)
 			}
@@ -108,7 +109,7 @@ func TestParkedWait(t *testing.T) {
 		t.Run("an edit wakes a parked wait with the new version", func(t *testing.T) {
 			id := e.File(ag, map[string]any{"sealed": false})["id"].(string) // unsealed: the test edits it
 			c := rawWait(t, e, id, op, "60", "")
-			ev.held(1)
+			ev.held(t, 1)
 			if st, b := e.Do("PATCH", "/v1/requests/"+id, ag, map[string]any{"title": "new words"}); st != 200 {
 				t.Fatalf("patch: %d %s", st, b)
 			}
@@ -117,7 +118,7 @@ func TestParkedWait(t *testing.T) {
 				t.Fatalf("%v", got)
 			}
 			sameAsRead(t, e, ag, got)
-			<-ev.ended
+			testkit.Recv(t, ev.ended, "the wait to let go of its slot")
 		})
 
 		t.Run("the agent cannot get itself approved while it waits, nor by a request pipelined behind the wait", func(t *testing.T) {
@@ -125,7 +126,7 @@ func TestParkedWait(t *testing.T) {
 			decide := `{"version":1,"decision":"once"}`
 			pipelined := fmt.Sprintf("POST /v1/requests/%s/decide HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", id, ag, len(decide), decide)
 			c := rawWait(t, e, id, ag, "1", pipelined)
-			ev.held(1)
+			ev.held(t, 1)
 			if st, b := e.Do("POST", "/v1/requests/"+id+"/decide", ag, map[string]any{"version": 1, "decision": "once"}); st != 403 {
 				t.Fatalf("the agent's own decide: %d %s", st, b)
 			}
@@ -133,7 +134,7 @@ func TestParkedWait(t *testing.T) {
 			if resp.StatusCode != 200 || got["timed_out"] != true || got["status"] != "open" || got["version"] != 1.0 {
 				t.Fatalf("%d %v", resp.StatusCode, got)
 			}
-			<-ev.ended
+			testkit.Recv(t, ev.ended, "the wait to let go of its slot")
 			r, err := e.Store.GetRequest(t.Context(), id)
 			if err != nil || !r.Open() || r.Version != 1 {
 				t.Fatalf("the request after the agent's tries: %+v %v", r, err)
@@ -143,9 +144,9 @@ func TestParkedWait(t *testing.T) {
 		t.Run("a client that hangs up is noticed without a read of its own", func(t *testing.T) {
 			id := e.File(ag, nil)["id"].(string)
 			c := rawWait(t, e, id, ag, "300", "")
-			ev.held(1)
+			ev.held(t, 1)
 			c.Close()
-			<-ev.ended
+			testkit.Recv(t, ev.ended, "the wait to let go of its slot")
 			if n, p := e.Server.Waiters(), e.Server.Parked(); n != 0 || p != 0 {
 				t.Fatalf("%d waits held, %d parked", n, p)
 			}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -239,7 +240,7 @@ func TestPendingRoutes(t *testing.T) {
 				map[string]any{"requestId": f.RequestID, "version": 1, "decision": "approve"}, &r); code != 200 {
 				t.Fatalf("decide: %d %v", code, r)
 			}
-			st := <-done
+			st := testkit.Recv(t, done, "the call to end")
 			if st.Status != "approved" || st.TimedOut == nil || *st.TimedOut || st.PendingID != f.PendingID {
 				t.Fatalf("wait = %+v", st)
 			}
@@ -279,7 +280,7 @@ func TestPendingRoutes(t *testing.T) {
 				"Cookie", web.SessionCookie+"="+cookie, "X-CSRF-Token", sess.CSRF); code != 200 || r["decided_via"] != "page" {
 				t.Fatalf("decide: %d %v", code, r)
 			}
-			if st := <-done; st.Status != "denied" || *st.TimedOut {
+			if st := testkit.Recv(t, done, "the call to end"); st.Status != "denied" || *st.TimedOut {
 				t.Fatalf("wait = %+v", st)
 			}
 			var c map[string]any

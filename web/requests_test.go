@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"fmt"
+	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"net/http"
 	"strings"
 	"sync"
@@ -169,7 +170,7 @@ func TestDecideRace(t *testing.T) {
 				statuses[i], bodies[i] = e.Do("POST", "/v1/requests/"+id+"/decide", tok, map[string]any{"version": 1, "decision": decision})
 			}()
 		}
-		wg.Wait()
+		testkit.Wait(t, &wg, "the concurrent calls to finish")
 		winners := 0
 		for i, s := range statuses {
 			switch s {

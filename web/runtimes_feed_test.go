@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"testing"
 	"time"
 
@@ -111,7 +112,7 @@ func TestFeedWakesOnlyForItsRuntime(t *testing.T) {
 		if n := len(f.wakes); n != 1 {
 			t.Fatalf("runtime a's feed woke %d times, want 1: another runtime's decision must not wake it", n)
 		}
-		if id := <-f.wakes; id != a.ID {
+		if id := testkit.Recv(t, f.wakes, "f.wakes"); id != a.ID {
 			t.Fatalf("woke %s", id)
 		}
 	})

@@ -164,7 +164,7 @@ func TestWaitersAreNotHeldForForwarding(t *testing.T) {
 		}
 		rs := forwardtest.NewRuntime(t, g.key, register, nil, func(context.Context, api.Decision) error {
 			entered <- struct{}{}
-			<-release // the runtime is slow to act
+			<-release // the runtime is slow to act (a handler goroutine: t.Fatal may not be called here)
 			return nil
 		})
 		defer close(release)

@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"net/http"
 	"testing"
 	"time"
@@ -47,9 +48,10 @@ func newEvents() (*events, web.Config) {
 }
 
 // held blocks until the server has started n more waits.
-func (ev *events) held(n int) {
+func (ev *events) held(t *testing.T, n int) {
+	t.Helper()
 	for range n {
-		<-ev.started
+		testkit.Recv(t, ev.started, "the wait to start")
 	}
 }
 
@@ -81,19 +83,19 @@ func testWait(t *testing.T, dialect string, noPark bool) {
 		t.Run("a decide from another goroutine wakes the waiter", func(t *testing.T) {
 			id := e.File(ag, nil)["id"].(string)
 			w := startWait(t, e, ctx, id, ag, "60")
-			ev.held(1)
+			ev.held(t, 1)
 			go e.Do("POST", "/v1/requests/"+id+"/decide", op, map[string]any{"version": 1, "decision": "once"})
-			got := <-w
+			got := testkit.Recv(t, w, "the wait's answer")
 			if got.status != 200 || got.body["decision"] != "once" || got.body["timed_out"] != false || got.body["status"] != "resolved" {
 				t.Fatalf("%+v", got)
 			}
-			<-ended
+			testkit.Recv(t, ended, "the wait to end")
 		})
 
 		t.Run("a request not open answers at once", func(t *testing.T) {
 			id := e.File(ag, nil)["id"].(string)
 			e.Do("POST", "/v1/requests/"+id+"/cancel", ag, struct{}{})
-			got := <-startWait(t, e, ctx, id, ag, "300")
+			got := testkit.Recv(t, startWait(t, e, ctx, id, ag, "300"), "the wait's answer")
 			if got.status != 200 || got.body["status"] != "cancelled" || got.body["timed_out"] != false {
 				t.Fatalf("%+v", got)
 			}
@@ -101,12 +103,12 @@ func testWait(t *testing.T, dialect string, noPark bool) {
 
 		t.Run("a timeout answers 200 with timed_out", func(t *testing.T) {
 			id := e.File(ag, nil)["id"].(string)
-			got := <-startWait(t, e, ctx, id, ag, "1")
+			got := testkit.Recv(t, startWait(t, e, ctx, id, ag, "1"), "the wait's answer")
 			if got.status != 200 || got.body["timed_out"] != true || got.body["status"] != "open" {
 				t.Fatalf("%+v", got)
 			}
-			ev.held(1)
-			<-ended
+			ev.held(t, 1)
+			testkit.Recv(t, ended, "the wait to end")
 		})
 
 		t.Run("over the per-caller cap: 429 with Retry-After", func(t *testing.T) {
@@ -115,7 +117,7 @@ func testWait(t *testing.T, dialect string, noPark bool) {
 			defer cancel()
 			a := startWait(t, e, wctx, id, ag, "60")
 			b := startWait(t, e, wctx, id, ag, "60")
-			ev.held(2)
+			ev.held(t, 2)
 			req, _ := http.NewRequest("GET", e.URL+"/v1/requests/"+id+"/wait", nil)
 			req.Header.Set("Authorization", "Bearer "+ag)
 			resp, err := http.DefaultClient.Do(req)
@@ -131,25 +133,25 @@ func testWait(t *testing.T, dialect string, noPark bool) {
 			// A settled request is answered even at the cap: it needs no wait.
 			settled := e.File(ag, nil)["id"].(string)
 			e.Do("POST", "/v1/requests/"+settled+"/cancel", ag, struct{}{})
-			if got := <-startWait(t, e, ctx, settled, ag, "60"); got.status != 200 || got.body["status"] != "cancelled" {
+			if got := testkit.Recv(t, startWait(t, e, ctx, settled, ag, "60"), "the wait's answer"); got.status != 200 || got.body["status"] != "cancelled" {
 				t.Fatalf("a settled request at the cap: %+v", got)
 			}
 			// Another caller is not refused for this one's waits: the operator may wait.
 			go e.Do("POST", "/v1/requests/"+id+"/decide", op, map[string]any{"version": 1, "decision": "deny"})
-			<-a
-			<-b
-			<-ended
-			<-ended
+			testkit.Recv(t, a, "the first wait")
+			testkit.Recv(t, b, "the second wait")
+			testkit.Recv(t, ended, "the wait to end")
+			testkit.Recv(t, ended, "the wait to end")
 		})
 
 		t.Run("a client that goes away releases its slot", func(t *testing.T) {
 			id := e.File(ag, nil)["id"].(string)
 			wctx, cancel := context.WithCancel(ctx)
 			w := startWait(t, e, wctx, id, ag, "300")
-			ev.held(1)
+			ev.held(t, 1)
 			cancel()
-			<-w
-			<-ended
+			testkit.Recv(t, w, "the wait's answer")
+			testkit.Recv(t, ended, "the wait to end")
 			if n := e.Server.Waiters(); n != 0 {
 				t.Fatalf("%d waits still held", n)
 			}
@@ -158,17 +160,17 @@ func testWait(t *testing.T, dialect string, noPark bool) {
 		t.Run("expiry with a default releases the waiter with the default", func(t *testing.T) {
 			id := e.File(ag, map[string]any{"default_option": "deny", "expires_in": 60})["id"].(string)
 			w := startWait(t, e, ctx, id, ag, "60")
-			ev.held(1)
+			ev.held(t, 1)
 			s := *e.Store
 			s.Now = func() time.Time { return time.Now().Add(2 * time.Minute) }
 			if _, _, err := s.Expire(ctx); err != nil {
 				t.Fatal(err)
 			}
-			got := <-w
+			got := testkit.Recv(t, w, "the wait's answer")
 			if got.body["status"] != "resolved" || got.body["decision"] != "deny" || got.body["decided_via"] != "expiry" {
 				t.Fatalf("%+v", got)
 			}
-			<-ended
+			testkit.Recv(t, ended, "the wait to end")
 		})
 	}
 }
@@ -183,12 +185,12 @@ func TestWaitReleasedOnShutdown(t *testing.T) {
 	ag := e.Token(models.RoleAgent, "a")
 	id := e.File(ag, nil)["id"].(string)
 	w := startWait(t, e, context.Background(), id, ag, "300")
-	ev.held(1)
+	ev.held(t, 1)
 	// Stopping the assembly, as serve does at a signal, answers the wait first.
 	e.Stop()
-	got := <-w
+	got := testkit.Recv(t, w, "the wait's answer")
 	if got.status != 200 || got.body["timed_out"] != true {
 		t.Fatalf("%+v", got)
 	}
-	<-ended
+	testkit.Recv(t, ended, "the wait to end")
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -22,9 +23,9 @@ func decidedAsk(t *testing.T, ts *testServer, option, note string, extra ...stri
 	t.Helper()
 	ids := ts.created(t)
 	done := start(askArgs(ts, extra...), nil)
-	id := <-ids
+	id := testkit.Recv(t, ids, "the filed request id")
 	ts.decide(t, id, option, note)
-	return <-done, id
+	return testkit.Recv(t, done, "the command to end"), id
 }
 
 func TestAsk(t *testing.T) {
@@ -78,11 +79,11 @@ func TestAsk(t *testing.T) {
 	t.Run("timeout exits 2 and cancels the request", func(t *testing.T) {
 		ts := newTestServer(t)
 		ids := ts.created(t)
-		res := <-start(askArgs(ts, "--title", "Nobody answers", "--timeout", "1s"), nil)
+		res := testkit.Recv(t, start(askArgs(ts, "--title", "Nobody answers", "--timeout", "1s"), nil), "the command to end")
 		if res.code != exitExpired {
 			t.Fatalf("exit %d, want %d: %s", res.code, exitExpired, res.stderr)
 		}
-		r, err := ts.Operator.Get(context.Background(), <-ids)
+		r, err := ts.Operator.Get(context.Background(), testkit.Recv(t, ids, "the filed request id"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -98,11 +99,11 @@ func TestAsk(t *testing.T) {
 		ids := ts.created(t)
 		// Only a silent kind may be dismissed; an approval is decided.
 		done := start(askArgs(ts, "--title", "Never mind", "--kind", "review", "--json"), nil)
-		id := <-ids
+		id := testkit.Recv(t, ids, "the filed request id")
 		if err := ts.Operator.Do(context.Background(), http.MethodPost, "/v1/requests/"+id+"/dismiss", nil, struct{}{}, nil); err != nil {
 			t.Fatal(err)
 		}
-		res := <-done
+		res := testkit.Recv(t, done, "the command to end")
 		if res.code != exitExpired || !strings.Contains(res.stdout, `"status": "dismissed"`) {
 			t.Fatalf("exit %d stdout %s", res.code, res.stdout)
 		}
@@ -121,7 +122,7 @@ func TestAsk(t *testing.T) {
 			"operator role": {"ask", "--url", ts.URL, "--token", ts.Operator.Token, "--title", "x"},
 		} {
 			t.Run(name, func(t *testing.T) {
-				res := <-start(args, nil)
+				res := testkit.Recv(t, start(args, nil), "the command to end")
 				if res.code != exitError || res.stdout != "" {
 					t.Fatalf("exit %d stdout %q, want %d and nothing", res.code, res.stdout, exitError)
 				}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -42,10 +43,10 @@ func realClaude(t *testing.T) claudeCLI {
 	t.Helper()
 	bin := os.Getenv(claudeEnvVar)
 	if bin == "" {
-		t.Skipf("%s is not set: no Claude Code CLI to run (npm install @anthropic-ai/claude-code@2.1.328, then %s=.../node_modules/.bin/claude)", claudeEnvVar, claudeEnvVar)
+		testkit.Skipf(t, "%s is not set: no Claude Code CLI to run (npm install @anthropic-ai/claude-code@2.1.328, then %s=.../node_modules/.bin/claude)", claudeEnvVar, claudeEnvVar)
 	}
 	if _, err := os.Stat(bin); err != nil {
-		t.Skipf("%s=%s: %v", claudeEnvVar, bin, err)
+		testkit.Skipf(t, "%s=%s: %v", claudeEnvVar, bin, err)
 	}
 	out, err := exec.Command(bin, "--version").Output()
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"io"
 	"os"
 	"os/exec"
@@ -172,7 +173,7 @@ func (c *appClient) awaitResolved(id json.RawMessage) {
 func TestCodexAppServerBridgeRealCLI(t *testing.T) {
 	codex := os.Getenv(codexEnv)
 	if codex == "" {
-		t.Skipf("%s is not set: the path to the Codex CLI (npm @openai/codex@0.169.0; .ci/run installs it)", codexEnv)
+		testkit.Skipf(t, "%s is not set: the path to the Codex CLI (npm @openai/codex@0.169.0; .ci/run installs it)", codexEnv)
 	}
 	out, err := exec.Command(codex, "--version").CombinedOutput()
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -118,7 +119,7 @@ func (r *codexRun) toolOutput(t *testing.T) string {
 func TestCodexCLI(t *testing.T) {
 	codex := os.Getenv(codexEnv)
 	if codex == "" {
-		t.Skipf("%s is not set: the path to the Codex CLI (npm @openai/codex@0.169.0; .ci/run installs it)", codexEnv)
+		testkit.Skipf(t, "%s is not set: the path to the Codex CLI (npm @openai/codex@0.169.0; .ci/run installs it)", codexEnv)
 	}
 	out, err := exec.Command(codex, "--version").CombinedOutput()
 	if err != nil {

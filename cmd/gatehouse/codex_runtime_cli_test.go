@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -60,7 +61,7 @@ func forwarded(t *testing.T, ts *testServer, id string) string {
 func TestCodexAppServerRuntimeRealCLI(t *testing.T) {
 	codex := os.Getenv(codexEnv)
 	if codex == "" {
-		t.Skipf("%s is not set: the path to the Codex CLI (npm @openai/codex@0.169.0; .ci/run installs it)", codexEnv)
+		testkit.Skipf(t, "%s is not set: the path to the Codex CLI (npm @openai/codex@0.169.0; .ci/run installs it)", codexEnv)
 	}
 	out, err := exec.Command(codex, "--version").CombinedOutput()
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"io"
 	"os"
 	"path/filepath"
@@ -95,7 +96,7 @@ func TestDefaultDatabase(t *testing.T) {
 		}
 		nextLine(t, out, "listening line")
 		cancel()
-		if code := <-done; code != 0 {
+		if code := testkit.Recv(t, done, "the call to end"); code != 0 {
 			t.Fatalf("serve exited %d", code)
 		}
 		if _, err := os.Stat(path); err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -155,7 +156,7 @@ func TestGateCommand(t *testing.T) {
 		if code, m := do("GET", "/user"); code != 200 || m["login"] != "octocat" {
 			t.Fatalf("read: %d %v", code, m)
 		}
-		if h := <-seen; h.Get("Authorization") != "Bearer ghp_gate-only" {
+		if h := testkit.Recv(t, seen, "seen"); h.Get("Authorization") != "Bearer ghp_gate-only" {
 			t.Fatalf("upstream Authorization %q", h.Get("Authorization"))
 		}
 	})

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"net/http/httptest"
 	"os"
 	"reflect"
@@ -38,9 +39,9 @@ func decidedCodexHook(t *testing.T, ts *testServer, name, option, note string) (
 	t.Helper()
 	ids := ts.created(t)
 	done := start(codexHookArgs(ts.URL, ts.Agent, "1m"), codexFixture(t, name))
-	id := <-ids
+	id := testkit.Recv(t, ids, "the filed request id")
 	ts.decide(t, id, option, note)
-	res := <-done
+	res := testkit.Recv(t, done, "the command to end")
 	r, err := ts.Operator.Get(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
@@ -87,12 +88,12 @@ func TestHookCodexPermissionRequest(t *testing.T) {
 	t.Run("server down prints nothing", func(t *testing.T) {
 		down := httptest.NewServer(nil)
 		down.Close()
-		res := <-start(codexHookArgs(down.URL, "whatever", "1m"), codexFixture(t, codexPermissionRequest))
+		res := testkit.Recv(t, start(codexHookArgs(down.URL, "whatever", "1m"), codexFixture(t, codexPermissionRequest)), "the command to end")
 		checkOutput(t, res, "")
 	})
 	t.Run("wrong token prints nothing and files nothing", func(t *testing.T) {
 		ts := newTestServer(t)
-		res := <-start(codexHookArgs(ts.URL, "gh_wrong", "1m"), codexFixture(t, codexPermissionRequest))
+		res := testkit.Recv(t, start(codexHookArgs(ts.URL, "gh_wrong", "1m"), codexFixture(t, codexPermissionRequest)), "the command to end")
 		checkOutput(t, res, "")
 		if n, _ := ts.Store.CountOpen(context.Background()); n != 0 {
 			t.Fatalf("%d open requests after a refused token", n)
@@ -101,22 +102,22 @@ func TestHookCodexPermissionRequest(t *testing.T) {
 	t.Run("timeout prints nothing and cancels the request", func(t *testing.T) {
 		ts := newTestServer(t)
 		ids := ts.created(t)
-		res := <-start(codexHookArgs(ts.URL, ts.Agent, "1s"), codexFixture(t, codexPermissionRequest))
+		res := testkit.Recv(t, start(codexHookArgs(ts.URL, ts.Agent, "1s"), codexFixture(t, codexPermissionRequest)), "the command to end")
 		checkOutput(t, res, "")
 		if !strings.Contains(res.stderr, "no decision in Gatehouse within 1s") {
 			t.Fatalf("stderr = %q", res.stderr)
 		}
-		checkStatus(t, ts, <-ids, "cancelled")
+		checkStatus(t, ts, testkit.Recv(t, ids, "the filed request id"), "cancelled")
 	})
 	t.Run("a cancelled request prints nothing", func(t *testing.T) {
 		ts := newTestServer(t)
 		ids := ts.created(t)
 		done := start(codexHookArgs(ts.URL, ts.Agent, "1m"), codexFixture(t, codexPermissionRequest))
-		id := <-ids
+		id := testkit.Recv(t, ids, "the filed request id")
 		if _, err := client.New(ts.URL, ts.Agent).Cancel(context.Background(), id); err != nil {
 			t.Fatal(err)
 		}
-		checkOutput(t, <-done, "")
+		checkOutput(t, testkit.Recv(t, done, "the command to end"), "")
 	})
 	t.Run("the same command again in one turn is asked again", func(t *testing.T) {
 		ts := newTestServer(t)
@@ -153,13 +154,13 @@ func TestHookCodexPreToolUse(t *testing.T) {
 	t.Run("server down prints nothing", func(t *testing.T) {
 		down := httptest.NewServer(nil)
 		down.Close()
-		checkOutput(t, <-start(codexHookArgs(down.URL, "whatever", "1m"), codexFixture(t, codexPreToolUse)), "")
+		checkOutput(t, testkit.Recv(t, start(codexHookArgs(down.URL, "whatever", "1m"), codexFixture(t, codexPreToolUse)), "the command to end"), "")
 	})
 	t.Run("timeout prints nothing and cancels the request", func(t *testing.T) {
 		ts := newTestServer(t)
 		ids := ts.created(t)
-		checkOutput(t, <-start(codexHookArgs(ts.URL, ts.Agent, "1s"), codexFixture(t, codexPreToolUse)), "")
-		checkStatus(t, ts, <-ids, "cancelled")
+		checkOutput(t, testkit.Recv(t, start(codexHookArgs(ts.URL, ts.Agent, "1s"), codexFixture(t, codexPreToolUse)), "the command to end"), "")
+		checkStatus(t, ts, testkit.Recv(t, ids, "the filed request id"), "cancelled")
 	})
 }
 
@@ -171,7 +172,7 @@ func TestHookCodexRefusesOtherInput(t *testing.T) {
 		"PreToolUse without id": []byte(`{"session_id":"s","turn_id":"t","cwd":"/x","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}`),
 	} {
 		t.Run(name, func(t *testing.T) {
-			res := <-start(codexHookArgs("http://127.0.0.1:1", "t", "1m"), in)
+			res := testkit.Recv(t, start(codexHookArgs("http://127.0.0.1:1", "t", "1m"), in), "the command to end")
 			// Exit 2 would be a deny to Codex; 1 with no output is no decision.
 			if res.code != 1 || res.stdout != "" {
 				t.Fatalf("exit %d stdout %q, want exit 1 and nothing printed", res.code, res.stdout)
@@ -189,7 +190,7 @@ func TestHookCodexRuleDecidesAtOnce(t *testing.T) {
 	ts.Store.Rules = models.NewRuleSet(rules)
 	for _, name := range []string{"PermissionRequest", "PermissionRequest again"} {
 		t.Run(name, func(t *testing.T) {
-			checkOutput(t, <-start(codexHookArgs(ts.URL, ts.Agent, "1m"), codexFixture(t, codexPermissionRequest)),
+			checkOutput(t, testkit.Recv(t, start(codexHookArgs(ts.URL, ts.Agent, "1m"), codexFixture(t, codexPermissionRequest)), "the command to end"),
 				`{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}`+"\n")
 		})
 	}
@@ -200,14 +201,14 @@ func TestHookCodexAgentCannotApproveItself(t *testing.T) {
 	ts := newTestServer(t)
 	ids := ts.created(t)
 	done := start(codexHookArgs(ts.URL, ts.Agent, "1s"), codexFixture(t, codexPermissionRequest))
-	id := <-ids
+	id := testkit.Recv(t, ids, "the filed request id")
 	self := client.New(ts.URL, ts.Agent)
 	_, err := self.Decide(context.Background(), id, 1, "once", "")
 	var e *client.Error
 	if err == nil || !asClientError(err, &e) || e.Status != 403 {
 		t.Fatalf("agent decide: %v, want 403", err)
 	}
-	checkOutput(t, <-done, "")
+	checkOutput(t, testkit.Recv(t, done, "the command to end"), "")
 	checkStatus(t, ts, id, "cancelled")
 }
 

@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/gatehousehq/gatehouse/internal/testkit"
+
 	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/client"
 
@@ -40,9 +42,9 @@ func decidedHook(t *testing.T, ts *testServer, name, option, note string) (resul
 	t.Helper()
 	ids := ts.created(t)
 	done := start(hookArgs(ts.URL, ts.Agent, "1m"), fixture(t, name))
-	id := <-ids
+	id := testkit.Recv(t, ids, "the filed request id")
 	ts.decide(t, id, option, note)
-	res := <-done
+	res := testkit.Recv(t, done, "the command to end")
 	r, err := ts.Operator.Get(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
@@ -101,12 +103,12 @@ func TestHookPreToolUse(t *testing.T) {
 	t.Run("server down asks", func(t *testing.T) {
 		down := httptest.NewServer(nil)
 		down.Close()
-		res := <-start(hookArgs(down.URL, "whatever", "1m"), fixture(t, preToolUse))
+		res := testkit.Recv(t, start(hookArgs(down.URL, "whatever", "1m"), fixture(t, preToolUse)), "the command to end")
 		checkAsk(t, res)
 	})
 	t.Run("wrong token asks and files nothing", func(t *testing.T) {
 		ts := newTestServer(t)
-		res := <-start(hookArgs(ts.URL, "gh_wrong", "1m"), fixture(t, preToolUse))
+		res := testkit.Recv(t, start(hookArgs(ts.URL, "gh_wrong", "1m"), fixture(t, preToolUse)), "the command to end")
 		checkAsk(t, res)
 		if n, _ := ts.Store.CountOpen(context.Background()); n != 0 {
 			t.Fatalf("%d open requests after a refused token", n)
@@ -115,9 +117,9 @@ func TestHookPreToolUse(t *testing.T) {
 	t.Run("timeout asks and cancels the request", func(t *testing.T) {
 		ts := newTestServer(t)
 		ids := ts.created(t)
-		res := <-start(hookArgs(ts.URL, ts.Agent, "1s"), fixture(t, preToolUse))
+		res := testkit.Recv(t, start(hookArgs(ts.URL, ts.Agent, "1s"), fixture(t, preToolUse)), "the command to end")
 		checkOutput(t, res, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask","permissionDecisionReason":"No decision in Gatehouse within 1s; asking here instead"}}`+"\n")
-		r, err := ts.Operator.Get(context.Background(), <-ids)
+		r, err := ts.Operator.Get(context.Background(), testkit.Recv(t, ids, "the filed request id"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -181,15 +183,15 @@ func TestHookPermissionRequest(t *testing.T) {
 	t.Run("server down prints nothing", func(t *testing.T) {
 		down := httptest.NewServer(nil)
 		down.Close()
-		res := <-start(hookArgs(down.URL, "whatever", "1m"), fixture(t, permissionRequest))
+		res := testkit.Recv(t, start(hookArgs(down.URL, "whatever", "1m"), fixture(t, permissionRequest)), "the command to end")
 		checkOutput(t, res, "")
 	})
 	t.Run("timeout prints nothing and cancels the request", func(t *testing.T) {
 		ts := newTestServer(t)
 		ids := ts.created(t)
-		res := <-start(hookArgs(ts.URL, ts.Agent, "1s"), fixture(t, permissionRequest))
+		res := testkit.Recv(t, start(hookArgs(ts.URL, ts.Agent, "1s"), fixture(t, permissionRequest)), "the command to end")
 		checkOutput(t, res, "")
-		r, err := ts.Operator.Get(context.Background(), <-ids)
+		r, err := ts.Operator.Get(context.Background(), testkit.Recv(t, ids, "the filed request id"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -216,7 +218,7 @@ func TestHookAgentRelabelsItsRequest(t *testing.T) {
 	ts := newTestServer(t)
 	ids := ts.created(t)
 	done := start(hookArgs(ts.URL, ts.Agent, "1m"), fixture(t, permissionRequest))
-	id := <-ids
+	id := testkit.Recv(t, ids, "the filed request id")
 	agent := client.New(ts.URL, ts.Agent)
 	r, err := agent.Get(context.Background(), id)
 	if err != nil {
@@ -232,12 +234,12 @@ func TestHookAgentRelabelsItsRequest(t *testing.T) {
 		t.Fatalf("patch as the agent: %v, want 409 sealed", err)
 	}
 	ts.decide(t, id, "deny", "")
-	res := <-done
+	res := testkit.Recv(t, done, "the command to end")
 	checkOutput(t, res, `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"Denied in Gatehouse by operator:alice"}}}`+"\n")
 }
 
 func TestHookRefusesOtherInput(t *testing.T) {
-	res := <-start(hookArgs("http://127.0.0.1:1", "t", "1m"), []byte(`{"hook_event_name":"PostToolUse","tool_name":"Bash"}`))
+	res := testkit.Recv(t, start(hookArgs("http://127.0.0.1:1", "t", "1m"), []byte(`{"hook_event_name":"PostToolUse","tool_name":"Bash"}`)), "the command to end")
 	if res.code == 0 || res.stdout != "" {
 		t.Fatalf("exit %d stdout %q: an event the hook does not answer must not look answered", res.code, res.stdout)
 	}
@@ -251,14 +253,14 @@ func TestHookRuleDecidesAtOnce(t *testing.T) {
 	}
 	ts.Store.Rules = models.NewRuleSet(rules)
 	t.Run("PreToolUse", func(t *testing.T) {
-		res := <-start(hookArgs(ts.URL, ts.Agent, "1m"), fixture(t, preToolUse))
+		res := testkit.Recv(t, start(hookArgs(ts.URL, ts.Agent, "1m"), fixture(t, preToolUse)), "the command to end")
 		checkOutput(t, res, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"Allowed in Gatehouse by rule:pushes-ok"}}`+"\n")
 	})
 	// Twice: the second filing's key names the first, settled request, which
 	// was another call's; it must file anew, not give up.
 	for _, name := range []string{"PermissionRequest", "PermissionRequest again"} {
 		t.Run(name, func(t *testing.T) {
-			res := <-start(hookArgs(ts.URL, ts.Agent, "1m"), fixture(t, permissionRequest))
+			res := testkit.Recv(t, start(hookArgs(ts.URL, ts.Agent, "1m"), fixture(t, permissionRequest)), "the command to end")
 			checkOutput(t, res, `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}`+"\n")
 		})
 	}

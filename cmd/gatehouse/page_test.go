@@ -3,6 +3,7 @@ package main_test
 import (
 	"bytes"
 	"context"
+	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"net/http"
 	"net/url"
 	"os"
@@ -100,7 +101,7 @@ func openBrowser(t *testing.T, s *gatehousetest.Server, operatorToken string) co
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("Chromium is missing at %s (CI must run the browser tests)", chromiumPath)
 		}
-		t.Skipf("Chromium is missing at %s: install Debian's chromium to run the browser tests", chromiumPath)
+		testkit.Skipf(t, "Chromium is missing at %s: install Debian's chromium to run the browser tests", chromiumPath)
 	}
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(chromiumPath), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,

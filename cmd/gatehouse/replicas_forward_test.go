@@ -3,6 +3,7 @@ package main_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -47,7 +48,7 @@ func newCallback(t *testing.T) *callback {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		hold := <-cb.hold
+		hold := <-cb.hold // a handler goroutine; the test's own waits are bounded
 		cb.hold <- hold
 		cb.deliveries <- d
 		if hold {
@@ -154,7 +155,7 @@ func TestReplicasForward(t *testing.T) {
 		}
 		r3 := gatehousetest.Start(t, bin, database)
 		for len(cb.deliveries) > 0 { // retries of the previous case, all made before it settled
-			<-cb.deliveries
+			testkit.Recv(t, cb.deliveries, "cb.deliveries")
 		}
 		r := file(t, r2)
 		if _, err := r3.Client(opToken).Decide(ctx, r.ID, r.Version, "deny", ""); err != nil {

@@ -34,6 +34,7 @@ func runRuntime(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 	publicURL := fs.String("callback-url", "", "the callback URL the server should call (default http://ADDR of --callback-listen)")
 	pull := fs.Bool("pull", false, "long-poll the decision feed (for runtimes behind NAT)")
 	cursorFile := fs.String("cursor-file", "", "with --pull: keep the feed cursor in FILE, to resume after a restart")
+	state := fs.String("state", "", "with --callback-listen: keep the replay state (deliveries seen, versions accepted) in FILE, so a forward captured before a restart is still refused after it")
 	gone := fs.Bool("gone", false, "answer every forwarded decision 409 (as a runtime that lost its live callback)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -88,6 +89,9 @@ func runRuntime(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 			}
 			return nil
 		}}
+		if *state != "" {
+			h.Replay = &client.ReplayFile{Path: *state}
+		}
 		mux := http.NewServeMux()
 		mux.Handle("POST "+api.DecidePath, h)
 		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}

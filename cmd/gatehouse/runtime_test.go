@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"regexp"
 	"strings"
 	"sync"
@@ -65,7 +66,7 @@ func TestRuntimeCommand(t *testing.T) {
 	go func() { ran <- a.Run(ctx) }()
 	defer func() {
 		cancel()
-		if err := <-ran; err != nil {
+		if err := testkit.Recv(t, ran, "ran"); err != nil {
 			t.Errorf("run: %v", err)
 		}
 		a.Close()
@@ -139,7 +140,7 @@ func TestRuntimeCommand(t *testing.T) {
 				t.Fatalf("printed %s", line)
 			}
 			stop()
-			if c := <-code; c != 0 {
+			if c := testkit.Recv(t, code, "code"); c != 0 {
 				t.Fatalf("exit code %d", c)
 			}
 		})

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -30,7 +31,7 @@ func startServe(t *testing.T) (base, login, database string) {
 	}()
 	t.Cleanup(func() {
 		cancel()
-		if code := <-done; code != 0 {
+		if code := testkit.Recv(t, done, "the call to end"); code != 0 {
 			t.Errorf("serve exited %d", code)
 		}
 	})
@@ -131,7 +132,7 @@ func TestServe(t *testing.T) {
 				if _, err := operator.Decide(context.Background(), r.ID, r.Version, c.decision, ""); err != nil {
 					t.Fatal(err)
 				}
-				if code := <-done; code != c.want {
+				if code := testkit.Recv(t, done, "the call to end"); code != c.want {
 					t.Fatalf("exit %d, want %d", code, c.want)
 				}
 				var final api.Request

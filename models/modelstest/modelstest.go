@@ -5,6 +5,7 @@ package modelstest
 import (
 	"context"
 	"fmt"
+	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"os"
 	"strings"
 	"testing"
@@ -35,7 +36,7 @@ func URL(t testing.TB, dialect string) string {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("PostgreSQL is missing: %s is not set (CI must run every test)", PostgresEnv)
 		}
-		t.Skipf("PostgreSQL is missing: set %s to an admin URL (e.g. postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable); .ci/run does", PostgresEnv)
+		testkit.Skipf(t, "PostgreSQL is missing: set %s to an admin URL (e.g. postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable); .ci/run does", PostgresEnv)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
