@@ -1,8 +1,6 @@
 package web
 
 import (
-	"bytes"
-	"encoding/json"
 	"io"
 	"time"
 
@@ -61,24 +59,14 @@ func toModelOptions(in []api.Option) []models.Option {
 	return out
 }
 
-// bindJSON decodes a JSON body strictly: unknown fields and trailing data are
-// errors, so a typo is refused rather than silently ignored.
+// bindJSON decodes a JSON body strictly: unknown fields, repeated keys and
+// trailing data are errors, so a typo (or a second "title" a log would not
+// show) is refused rather than silently ignored.
 func bindJSON(c echo.Context, v any) error {
 	body, err := io.ReadAll(c.Request().Body)
 	if err != nil {
 		// Echo's body limit fails the read with a 413 *echo.HTTPError.
 		return err
 	}
-	if len(bytes.TrimSpace(body)) == 0 {
-		return models.Errorf(codeInvalidJSON, "the body is empty; send a JSON object")
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return models.Errorf(codeInvalidJSON, "the body is not valid JSON for this route: %v", err)
-	}
-	if dec.More() {
-		return models.Errorf(codeInvalidJSON, "the body has data after the JSON object")
-	}
-	return nil
+	return decodeStrict(body, v)
 }

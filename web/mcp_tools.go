@@ -94,8 +94,13 @@ func (s *Server) mcpVisible(ctx context.Context, id string) (*models.Request, er
 }
 
 func (s *Server) mcpRequestApproval(ctx context.Context, _ *mcp.CallToolRequest, in mcpRequestApprovalIn) (*mcp.CallToolResult, api.Request, error) {
-	if in.ExpiresIn < 0 {
-		return nil, api.Request{}, invalid("expires_in must be a positive number of seconds")
+	var expiresIn time.Duration
+	if in.ExpiresIn != 0 { // 0: the server default
+		d, err := seconds("expires_in", in.ExpiresIn)
+		if err != nil {
+			return nil, api.Request{}, err
+		}
+		expiresIn = d
 	}
 	opts := toModelOptions(in.Options)
 	if len(opts) == 0 {
@@ -103,7 +108,7 @@ func (s *Server) mcpRequestApproval(ctx context.Context, _ *mcp.CallToolRequest,
 	}
 	r, err := s.mcpFile(ctx, models.NewRequest{
 		Kind: models.KindApproval, Title: in.Title, Summary: in.Summary, Detail: in.Detail, Options: opts,
-		Source: "session", ExpiresIn: time.Duration(in.ExpiresIn) * time.Second,
+		Source: "session", ExpiresIn: expiresIn,
 	})
 	if err != nil {
 		return nil, api.Request{}, err

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/models"
@@ -19,10 +18,11 @@ func toNewRequest(in api.NewRequest) (models.NewRequest, error) {
 		DefaultOption: in.DefaultOption, Source: in.Source, SourceRef: in.SourceRef, RuntimeID: in.RuntimeID,
 	}
 	if in.ExpiresIn != nil {
-		if *in.ExpiresIn <= 0 {
-			return n, invalid("expires_in must be a positive number of seconds")
+		d, err := seconds("expires_in", *in.ExpiresIn)
+		if err != nil {
+			return n, err
 		}
-		n.ExpiresIn = time.Duration(*in.ExpiresIn) * time.Second
+		n.ExpiresIn = d
 	}
 	return n, nil
 }
