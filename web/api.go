@@ -1,7 +1,9 @@
 package web
 
 import (
+	"errors"
 	"io"
+	"net"
 	"time"
 
 	"github.com/gatehousehq/gatehouse/api"
@@ -64,6 +66,10 @@ func toModelOptions(in []api.Option) []models.Option {
 // show) is refused rather than silently ignored.
 func bindJSON(c echo.Context, v any) error {
 	body, err := io.ReadAll(c.Request().Body)
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return models.Errorf(models.ECodeInvalid, "the body did not arrive in time")
+	}
 	if err != nil {
 		// Echo's body limit fails the read with a 413 *echo.HTTPError.
 		return err

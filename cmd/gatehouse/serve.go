@@ -29,6 +29,7 @@ func parseServe(args []string, stderr io.Writer) (app.Config, error) {
 	fs.StringVar(&c.RulesFile, "rules", env("GATEHOUSE_RULES", ""), "YAML rules file (GATEHOUSE_RULES)")
 	fs.IntVar(&c.Web.MaxWaiters, "max-waiters", envs.Int("GATEHOUSE_MAX_WAITERS", 20000), "long-polls held at once, in all (GATEHOUSE_MAX_WAITERS)")
 	fs.IntVar(&c.Web.MaxWaitersPerCaller, "max-waiters-per-caller", envs.Int("GATEHOUSE_MAX_WAITERS_PER_CALLER", 1000), "long-polls one caller may hold (GATEHOUSE_MAX_WAITERS_PER_CALLER)")
+	fs.IntVar(&c.Conn.MaxConnections, "max-connections", envs.Int("GATEHOUSE_MAX_CONNECTIONS", 30000), "open connections at once; one over is answered 503 (GATEHOUSE_MAX_CONNECTIONS)")
 	fs.DurationVar(&c.DefaultExpiry, "default-expiry", envs.Duration("GATEHOUSE_DEFAULT_EXPIRY", time.Hour), "expiry of a request that asks for none (GATEHOUSE_DEFAULT_EXPIRY)")
 	fs.DurationVar(&c.MaxExpiry, "max-expiry", envs.Duration("GATEHOUSE_MAX_EXPIRY", 7*24*time.Hour), "the longest expiry a filer may ask for (GATEHOUSE_MAX_EXPIRY)")
 	fs.DurationVar(&c.Web.MaxPendingWait, "max-pending-wait", envs.Duration("GATEHOUSE_MAX_PENDING_WAIT", web.DefaultMaxPendingWait), "the longest max_wait a pending grant may ask for (GATEHOUSE_MAX_PENDING_WAIT)")
@@ -44,7 +45,7 @@ func parseServe(args []string, stderr io.Writer) (app.Config, error) {
 		fmt.Fprintln(stderr, "gatehouse serve:", err)
 		return c, err
 	}
-	if err := checkPositive(fs, "max-waiters", "max-waiters-per-caller", "default-expiry", "max-expiry", "max-pending-wait"); err != nil {
+	if err := checkPositive(fs, "max-waiters", "max-waiters-per-caller", "max-connections", "default-expiry", "max-expiry", "max-pending-wait"); err != nil {
 		fmt.Fprintln(stderr, "gatehouse serve:", err)
 		return c, err
 	}
