@@ -40,6 +40,7 @@ var statusOf = map[string]int{
 	models.ECodeForbidden:       http.StatusForbidden,
 	codeBodyTooLarge:            http.StatusRequestEntityTooLarge,
 	codeTooManyWaiters:          http.StatusTooManyRequests,
+	codeFilingTooFast:           http.StatusTooManyRequests,
 	codeTooManyLogins:           http.StatusTooManyRequests,
 	codeShuttingDown:            http.StatusServiceUnavailable,
 	codeUnavailable:             http.StatusServiceUnavailable,

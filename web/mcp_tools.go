@@ -75,6 +75,9 @@ func (s *Server) mcpFile(ctx context.Context, n models.NewRequest) (*models.Requ
 	if !ok {
 		return nil, models.Errorf(models.ECodeUnauthenticated, "no caller")
 	}
+	if _, err := s.allowFiling(who.principal); err != nil {
+		return nil, mcpError(err)
+	}
 	r, _, err := s.store.CreateRequest(ctx, who.principal, n, "")
 	return r, mcpError(err)
 }
@@ -131,7 +134,7 @@ func (s *Server) mcpWaitForDecision(ctx context.Context, req *mcp.CallToolReques
 		return nil, mcpWaitOut{Waited: 0, Decided: true, Request: toAPIRequest(r)}, nil
 	}
 	who, _ := mcpCallerOf(ctx)
-	release, err := s.waiters.acquire(who.principal.ID)
+	release, err := s.waiters.acquire(who.principal.ID, who.principal.Role == models.RoleOperator)
 	if err != nil {
 		// Words a model acts on: the detail says when to call again.
 		return nil, mcpWaitOut{}, fmt.Errorf("too many waits: %s", err.(*models.Error).Detail)

@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/gatehousehq/gatehouse/api"
@@ -36,6 +37,10 @@ func (s *Server) fileRequest(c echo.Context) error {
 	}
 	n, err := toNewRequest(in)
 	if err != nil {
+		return err
+	}
+	if wait, err := s.allowFiling(Principal(c)); err != nil {
+		c.Response().Header().Set("Retry-After", strconv.Itoa(wait))
 		return err
 	}
 	r, created, err := s.FileRequest(c.Request().Context(), Principal(c), n, c.Request().Header.Get("Idempotency-Key"))

@@ -59,6 +59,12 @@ type Config struct {
 	// read again. Tests count the wakes.
 	OnFeedWake func(runtimeID string)
 
+	// FilingRate and FilingBurst are each token's filing allowance: a token
+	// bucket refilled at FilingRate a second holding FilingBurst (0: 10 and
+	// 100, which a busy CI fleet never meets).
+	FilingRate  float64
+	FilingBurst int
+
 	// MaxPendingWait caps a pending grant's max_wait; 0: DefaultMaxPendingWait.
 	MaxPendingWait time.Duration
 
@@ -98,6 +104,7 @@ type Server struct {
 	changes  models.Subscriber
 	metrics  *metrics
 	waiters  *waiterCaps
+	filing   *filingLimits
 	baseURL  *url.URL
 	rules    RulesInForce
 	devices  DeviceStore
@@ -147,6 +154,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 		cfg: cfg, store: d.Store, watcher: d.Watcher, db: d.DB, rules: d.Rules, devices: d.Devices,
 		runtimes: d.Runtimes, changes: d.Changes, grants: d.Grants, audit: d.Audit,
 		waiters: newWaiterCaps(cfg.MaxWaiters, cfg.MaxWaitersPerCaller),
+		filing:  newFilingLimits(cfg.FilingRate, cfg.FilingBurst),
 		baseURL: base, closing: make(chan struct{}),
 	}
 	s.reads = newFreshReads(d.Store.GetRequest)

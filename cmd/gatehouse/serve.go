@@ -29,6 +29,8 @@ func parseServe(args []string, stderr io.Writer) (app.Config, error) {
 	fs.StringVar(&c.RulesFile, "rules", env("GATEHOUSE_RULES", ""), "YAML rules file (GATEHOUSE_RULES)")
 	fs.IntVar(&c.Web.MaxWaiters, "max-waiters", envs.Int("GATEHOUSE_MAX_WAITERS", 20000), "long-polls held at once, in all (GATEHOUSE_MAX_WAITERS)")
 	fs.IntVar(&c.Web.MaxWaitersPerCaller, "max-waiters-per-caller", envs.Int("GATEHOUSE_MAX_WAITERS_PER_CALLER", 1000), "long-polls one caller may hold (GATEHOUSE_MAX_WAITERS_PER_CALLER)")
+	fs.Float64Var(&c.Web.FilingRate, "filing-rate", envs.Float("GATEHOUSE_FILING_RATE", 10), "filings a second each token may sustain (GATEHOUSE_FILING_RATE)")
+	fs.IntVar(&c.Web.FilingBurst, "filing-burst", envs.Int("GATEHOUSE_FILING_BURST", 100), "filings each token may make at once (GATEHOUSE_FILING_BURST)")
 	fs.IntVar(&c.Conn.MaxConnections, "max-connections", envs.Int("GATEHOUSE_MAX_CONNECTIONS", 30000), "open connections at once; one over is answered 503 (GATEHOUSE_MAX_CONNECTIONS)")
 	fs.DurationVar(&c.DefaultExpiry, "default-expiry", envs.Duration("GATEHOUSE_DEFAULT_EXPIRY", time.Hour), "expiry of a request that asks for none (GATEHOUSE_DEFAULT_EXPIRY)")
 	fs.DurationVar(&c.MaxExpiry, "max-expiry", envs.Duration("GATEHOUSE_MAX_EXPIRY", 7*24*time.Hour), "the longest expiry a filer may ask for (GATEHOUSE_MAX_EXPIRY)")
@@ -45,7 +47,7 @@ func parseServe(args []string, stderr io.Writer) (app.Config, error) {
 		fmt.Fprintln(stderr, "gatehouse serve:", err)
 		return c, err
 	}
-	if err := checkPositive(fs, "max-waiters", "max-waiters-per-caller", "max-connections", "default-expiry", "max-expiry", "max-pending-wait"); err != nil {
+	if err := checkPositive(fs, "max-waiters", "max-waiters-per-caller", "max-connections", "filing-rate", "filing-burst", "default-expiry", "max-expiry", "max-pending-wait"); err != nil {
 		fmt.Fprintln(stderr, "gatehouse serve:", err)
 		return c, err
 	}
