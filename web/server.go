@@ -5,6 +5,7 @@ package web
 import (
 	"context"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 	"sync"
@@ -58,6 +59,11 @@ type Config struct {
 	// OnFeedWake, if set, is called each time a waiting runtime feed is woken to
 	// read again. Tests count the wakes.
 	OnFeedWake func(runtimeID string)
+
+	// TrustedProxies are the proxies whose X-Forwarded-For names the real
+	// client (for the login limiter); without them the socket's address is the
+	// client, so no header can escape the limit.
+	TrustedProxies []netip.Prefix
 
 	// FilingRate and FilingBurst are each token's filing allowance: a token
 	// bucket refilled at FilingRate a second holding FilingBurst (0: 10 and
@@ -163,6 +169,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
+	e.IPExtractor = clientIPExtractor(cfg.TrustedProxies)
 	e.Use(middleware.Recover())
 	e.Use(middleware.BodyLimit(cfg.BodyLimit))
 	s.echo = e
