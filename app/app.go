@@ -45,6 +45,7 @@ type Config struct {
 	DefaultExpiry, MaxExpiry time.Duration // 0: the store's defaults
 	Web                      web.Config    // waiter caps and test hooks; its BaseURL stands in for an empty BaseURL
 	Forward                  ForwardConfig
+	Conn                     ConnConfig
 	// Stdout receives the listening line and the first login URL; nil: discard.
 	Stdout io.Writer
 }
@@ -55,6 +56,20 @@ type ForwardConfig struct {
 	Backoff, MaxBackoff time.Duration
 	// Attempted, if set, is told of every recorded attempt (tests).
 	Attempted func(f models.Forward, a models.Attempt)
+}
+
+// ConnConfig bounds what a connection may hold; zero values are the defaults
+// (DESIGN.md "Limits and hygiene"). Tests set small values.
+type ConnConfig struct {
+	IdleTimeout       time.Duration // a keep-alive connection idle this long is closed (default 60s)
+	ReadHeaderTimeout time.Duration // a request's headers must arrive within (default 10s)
+	// BodyTimeout is how long a request's body may take to arrive (default
+	// 30s). Long-polls and websockets have no body, so they are not cut.
+	BodyTimeout    time.Duration
+	MaxHeaderBytes int // default 64 KiB
+	// MaxConnections caps open connections; one over it is answered 503 and
+	// closed (default 30,000).
+	MaxConnections int
 }
 
 // App is the assembled service. New builds it and opens its listener; Run
@@ -134,9 +149,12 @@ func New(cfg Config) (_ *App, err error) {
 	if addr == "" {
 		addr = "127.0.0.1:8080"
 	}
-	if a.ln, err = net.Listen("tcp", addr); err != nil {
+	a.cfg.Conn = cfg.Conn.withDefaults()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
 		return nil, err
 	}
+	a.ln = &capListener{Listener: ln, max: int64(a.cfg.Conn.MaxConnections)}
 	if a.cfg.BaseURL == "" {
 		a.cfg.BaseURL = cfg.Web.BaseURL
 	}
@@ -158,7 +176,7 @@ func New(cfg Config) (_ *App, err error) {
 	if err := a.wireBackground(); err != nil {
 		return nil, err
 	}
-	a.http = &http.Server{Handler: a.Server.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	a.http = httpServer(a.Server.Handler(), a.cfg.Conn)
 	return a, nil
 }
 

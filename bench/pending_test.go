@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"runtime"
@@ -111,7 +112,7 @@ func newPendingBench(b *testing.B, n int) *pendingBench {
 		b.Fatal(err)
 	}
 	e.base = "http://" + ln.Addr().String()
-	e.srv, err = web.New(web.Config{BaseURL: e.base, MaxWaiters: 20000, MaxWaitersPerCaller: 1000},
+	e.srv, err = web.New(web.Config{BaseURL: e.base, MaxWaiters: 20000, MaxWaitersPerCaller: 1000, FilingRate: math.Inf(1)},
 		web.Deps{Store: e.store, Watcher: e.parked, Grants: e.store})
 	if err != nil {
 		b.Fatal(err)

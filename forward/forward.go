@@ -79,6 +79,7 @@ func (f *Forwarder) defaults() {
 	if f.HTTP == nil {
 		f.HTTP = &http.Client{Timeout: 10 * time.Second}
 	}
+	f.HTTP = noRedirects(f.HTTP)
 	if f.Now == nil {
 		f.Now = func() time.Time { return time.Now().UTC() }
 	}
@@ -200,10 +201,7 @@ func (f *Forwarder) deliver(ctx context.Context, row models.Forward) {
 	case sendErr == nil && status == http.StatusConflict:
 		a.State, a.Error = models.ActuationConflict, "the runtime no longer holds the live callback (HTTP 409): open the session"
 	default:
-		a.Error = "HTTP " + strconv.Itoa(status)
-		if sendErr != nil {
-			a.Error = sendErr.Error()
-		}
+		a.Error = failure(row.RequestID, status, sendErr)
 		now := f.Now()
 		if !now.Before(row.Deadline) {
 			a.State = models.ActuationFailed
@@ -234,12 +232,12 @@ func (f *Forwarder) send(ctx context.Context, row models.Forward, deliveryID str
 		return 0, fmt.Errorf("runtime %s: %w", row.RuntimeID, err)
 	}
 	if rt.CallbackURL == "" {
-		return 0, fmt.Errorf("runtime %s has no callback_url", rt.ID)
+		return 0, errCallback("the runtime has no callback_url")
 	}
 	target := rt.CallbackURL + api.DecidePath
 	u, err := url.Parse(target)
 	if err != nil {
-		return 0, fmt.Errorf("callback_url: %w", err)
+		return 0, errCallback("callback_url does not parse")
 	}
 	body, err := json.Marshal(api.Decision{RequestID: row.RequestID, Version: row.Version, Decision: row.Decision, Answer: row.Answer, Note: row.Note,
 		DecidedDigest: row.DecidedDigest, DecidedVia: row.DecidedVia})

@@ -106,6 +106,15 @@ func (s *Store) UseLoginTicket(ctx context.Context, secret string) (*Session, st
 	var cookie string
 	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		now := s.now()
+		// A link is for the first person at the console, before any operator
+		// token: once one exists, every outstanding link is dead.
+		var ops int64
+		if err := tx.Model(&Token{}).Where("role = ? AND revoked_at IS NULL", RoleOperator).Count(&ops).Error; err != nil {
+			return err
+		}
+		if ops > 0 {
+			return Errorf(ECodeUnauthenticated, "login links stop working once an operator token exists: log in with that token")
+		}
 		res := tx.Model(&LoginTicket{}).Where("hash = ? AND used_at IS NULL AND expires_at > ?", HashSecret(secret), now).Update("used_at", now)
 		if res.Error != nil {
 			return res.Error

@@ -1,9 +1,9 @@
 package web
 
 import (
-	"bytes"
-	"encoding/json"
+	"errors"
 	"io"
+	"net"
 	"time"
 
 	"github.com/gatehousehq/gatehouse/api"
@@ -65,26 +65,20 @@ func toModelOptions(in []api.Option) []models.Option {
 	return out
 }
 
-// bindJSON decodes a JSON body strictly: unknown fields and trailing data are
-// errors, so a typo is refused rather than silently ignored.
+// bindJSON decodes a JSON body strictly: unknown fields, repeated keys and
+// trailing data are errors, so a typo (or a second "title" a log would not
+// show) is refused rather than silently ignored.
 func bindJSON(c echo.Context, v any) error {
 	body, err := io.ReadAll(c.Request().Body)
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return models.Errorf(models.ECodeInvalid, "the body did not arrive in time")
+	}
 	if err != nil {
 		// Echo's body limit fails the read with a 413 *echo.HTTPError.
 		return err
 	}
-	if len(bytes.TrimSpace(body)) == 0 {
-		return models.Errorf(codeInvalidJSON, "the body is empty; send a JSON object")
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return models.Errorf(codeInvalidJSON, "the body is not valid JSON for this route: %v", err)
-	}
-	if dec.More() {
-		return models.Errorf(codeInvalidJSON, "the body has data after the JSON object")
-	}
-	return nil
+	return decodeStrict(body, v)
 }
 
 func nilIfEmpty(s string) *string {

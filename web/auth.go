@@ -19,7 +19,8 @@ const (
 
 // authenticate resolves the caller from a bearer token or the session cookie.
 // A cookie-authenticated call that changes state must carry the session's CSRF
-// token (header X-CSRF-Token or form field csrf). It does not reject anonymous
+// token (header X-CSRF-Token or the form body's field csrf, never the URL
+// query, which leaks into logs and Referer headers). It does not reject anonymous
 // callers; requireRoles does.
 func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
@@ -61,7 +62,7 @@ func validCSRF(c echo.Context, want string) bool {
 	if got == "" {
 		ct := c.Request().Header.Get("Content-Type")
 		if strings.HasPrefix(ct, "application/x-www-form-urlencoded") || strings.HasPrefix(ct, "multipart/form-data") {
-			got = c.FormValue("csrf")
+			got = c.Request().PostFormValue("csrf")
 		}
 	}
 	return got != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1

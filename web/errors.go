@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -40,6 +41,7 @@ var statusOf = map[string]int{
 	models.ECodeForbidden:       http.StatusForbidden,
 	codeBodyTooLarge:            http.StatusRequestEntityTooLarge,
 	codeTooManyWaiters:          http.StatusTooManyRequests,
+	codeFilingTooFast:           http.StatusTooManyRequests,
 	codeTooManyLogins:           http.StatusTooManyRequests,
 	codeShuttingDown:            http.StatusServiceUnavailable,
 	codeUnavailable:             http.StatusServiceUnavailable,
@@ -54,6 +56,11 @@ var statusOf = map[string]int{
 // own errors get one, and anything else is logged and shown as "internal error".
 func (s *Server) handleError(err error, c echo.Context) {
 	if c.Response().Committed {
+		return
+	}
+	if clientGone(c, err) {
+		// The caller hung up: nothing to answer and nothing wrong here.
+		slog.Debug("client gone", "method", c.Request().Method, "route", c.Path())
 		return
 	}
 	body := api.ErrorBody{Code: models.ECodeInternal, Detail: "internal error"}
@@ -123,4 +130,10 @@ func wantsHTML(c echo.Context) bool {
 // invalid is a 400 invalid_input with a formatted detail.
 func invalid(format string, args ...any) error {
 	return models.Errorf(models.ECodeInvalid, format, args...)
+}
+
+// clientGone reports whether err is only the echo of a caller that gave up
+// (its request's context ended), which is not an internal error.
+func clientGone(c echo.Context, err error) bool {
+	return c.Request().Context().Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))
 }

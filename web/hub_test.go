@@ -97,9 +97,12 @@ func TestHubAdmits(t *testing.T) {
 		header http.Header
 		want   int
 	}{
-		"no session":      {nil, nil, http.StatusUnauthorized},
-		"agent token":     {nil, http.Header{"Authorization": {"Bearer " + e.agent.Token}}, http.StatusForbidden},
-		"foreign origin":  {b, http.Header{"Origin": {"https://evil.example"}}, http.StatusForbidden},
+		"no session":     {nil, nil, http.StatusUnauthorized},
+		"agent token":    {nil, http.Header{"Authorization": {"Bearer " + e.agent.Token}}, http.StatusForbidden},
+		"foreign origin": {b, http.Header{"Origin": {"https://evil.example"}}, http.StatusForbidden},
+		// The host alone matched before: another scheme or port is another origin.
+		"other scheme":    {b, http.Header{"Origin": {"https" + strings.TrimPrefix(e.url, "http")}}, http.StatusForbidden},
+		"other port":      {b, http.Header{"Origin": {"http://" + strings.Split(strings.TrimPrefix(e.url, "http://"), ":")[0] + ":1"}}, http.StatusForbidden},
 		"bad filter":      {b, nil, http.StatusBadRequest},
 		"operator's page": {b, nil, http.StatusSwitchingProtocols},
 	} {

@@ -8,8 +8,9 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// LoginTicketTTL is how long the one-time login URL that serve prints works.
-const LoginTicketTTL = 24 * time.Hour
+// LoginTicketTTL is how long the one-time login URL that serve prints works;
+// it also stops working once any operator token exists.
+const LoginTicketTTL = 15 * time.Minute
 
 // loginLink spends the one-time ?token= of the URL serve printed, sets the
 // session cookie and goes to the inbox. Without a token it shows the login form.

@@ -44,6 +44,9 @@ func (s *Server) newMCPHandler() http.Handler {
 
 // serveMCP hands an authenticated agent or runtime call to the MCP handler.
 func (s *Server) serveMCP(c echo.Context) error {
+	if ok, err := checkMCPBody(c); !ok {
+		return err
+	}
 	req := c.Request()
 	ctx := context.WithValue(req.Context(), mcpCallerKey{}, mcpCaller{principal: Principal(c), httpCtx: req.Context()})
 	s.mcp.ServeHTTP(c.Response(), req.WithContext(ctx))

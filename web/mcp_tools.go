@@ -75,6 +75,9 @@ func (s *Server) mcpFile(ctx context.Context, n models.NewRequest) (*models.Requ
 	if !ok {
 		return nil, models.Errorf(models.ECodeUnauthenticated, "no caller")
 	}
+	if _, err := s.allowFiling(who.principal); err != nil {
+		return nil, mcpError(err)
+	}
 	r, _, err := s.store.CreateRequest(ctx, who.principal, n, "")
 	return r, mcpError(err)
 }
@@ -94,8 +97,13 @@ func (s *Server) mcpVisible(ctx context.Context, id string) (*models.Request, er
 }
 
 func (s *Server) mcpRequestApproval(ctx context.Context, _ *mcp.CallToolRequest, in mcpRequestApprovalIn) (*mcp.CallToolResult, api.Request, error) {
-	if in.ExpiresIn < 0 {
-		return nil, api.Request{}, invalid("expires_in must be a positive number of seconds")
+	var expiresIn time.Duration
+	if in.ExpiresIn != 0 { // 0: the server default
+		d, err := seconds("expires_in", in.ExpiresIn)
+		if err != nil {
+			return nil, api.Request{}, err
+		}
+		expiresIn = d
 	}
 	opts := toModelOptions(in.Options)
 	if len(opts) == 0 {
@@ -103,7 +111,7 @@ func (s *Server) mcpRequestApproval(ctx context.Context, _ *mcp.CallToolRequest,
 	}
 	r, err := s.mcpFile(ctx, models.NewRequest{
 		Kind: models.KindApproval, Title: in.Title, Summary: in.Summary, Detail: in.Detail, Options: opts,
-		Source: "session", ExpiresIn: time.Duration(in.ExpiresIn) * time.Second,
+		Source: "session", ExpiresIn: expiresIn,
 	})
 	if err != nil {
 		return nil, api.Request{}, err
@@ -126,7 +134,7 @@ func (s *Server) mcpWaitForDecision(ctx context.Context, req *mcp.CallToolReques
 		return nil, mcpWaitOut{Waited: 0, Decided: true, Request: toAPIRequest(r)}, nil
 	}
 	who, _ := mcpCallerOf(ctx)
-	release, err := s.waiters.acquire(who.principal.ID)
+	release, err := s.waiters.acquire(who.principal.ID, who.principal.Role == models.RoleOperator)
 	if err != nil {
 		// Words a model acts on: the detail says when to call again.
 		return nil, mcpWaitOut{}, fmt.Errorf("too many waits: %s", err.(*models.Error).Detail)

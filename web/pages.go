@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/a-h/templ"
@@ -96,9 +97,24 @@ func (s *Server) pageOf(c echo.Context, title, wsURL string) views.Page {
 func isHTMX(c echo.Context) bool { return c.Request().Header.Get("HX-Request") == "true" }
 
 // localPath keeps a "back" target on this site: a path, never a URL elsewhere.
+// Browsers drop tabs and newlines and read a backslash as a slash, so
+// "/\t/evil.example" and "/\\evil" are other sites; anything but a plain path
+// goes home.
 func localPath(p string) string {
-	if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") || strings.HasPrefix(p, "/\\") || strings.ContainsAny(p, "\r\n") {
+	if !plainPath(p) {
+		return "/"
+	}
+	u, err := url.Parse(p)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || !plainPath(u.Path) {
 		return "/"
 	}
 	return p
+}
+
+// plainPath: one leading slash, no spaces, controls or backslashes (the path
+// decoded as well, as a browser might: "/%09/evil.example").
+func plainPath(p string) bool {
+	return strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "//") && !strings.ContainsFunc(p, func(r rune) bool {
+		return r < 0x21 || r == 0x7f || r == '\\' || (r >= 0x80 && r < 0xa0)
+	})
 }

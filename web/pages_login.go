@@ -3,6 +3,7 @@ package web
 import (
 	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"sync"
 	"time"
@@ -49,15 +50,24 @@ func (l *loginLimiter) get(ip string) *rate.Limiter {
 	return lim
 }
 
-// clientIP is the connection's address. Forwarded headers are not trusted: a
-// client could name any address in them and so escape the limit.
-func clientIP(c echo.Context) string {
-	host, _, err := net.SplitHostPort(c.Request().RemoteAddr)
-	if err != nil {
-		return c.Request().RemoteAddr
+// clientIPExtractor finds the client a login counts against. Without trusted
+// proxies it is the socket's address: a client could name any address in a
+// forwarded header and so escape the limit. Behind --trusted-proxies it is
+// the nearest address in X-Forwarded-For that is not one of them, so one
+// client behind the proxy does not lock everyone out.
+func clientIPExtractor(trusted []netip.Prefix) echo.IPExtractor {
+	if len(trusted) == 0 {
+		return echo.ExtractIPDirect()
 	}
-	return host
+	opts := []echo.TrustOption{echo.TrustLoopback(false), echo.TrustLinkLocal(false), echo.TrustPrivateNet(false)}
+	for _, p := range trusted {
+		p = p.Masked()
+		opts = append(opts, echo.TrustIPRange(&net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())}))
+	}
+	return echo.ExtractIPFromXFFHeader(opts...)
 }
+
+func clientIP(c echo.Context) string { return c.RealIP() }
 
 // limitLogins refuses login attempts from an address with too many recent
 // failures, and counts a failure when the login answers 401.

@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -15,6 +16,10 @@ import (
 func (s *Server) filePending(c echo.Context) error {
 	var in api.NewPending
 	if err := bindJSON(c, &in); err != nil {
+		return err
+	}
+	if wait, err := s.allowFiling(Principal(c)); err != nil {
+		c.Response().Header().Set("Retry-After", strconv.Itoa(wait))
 		return err
 	}
 	n := models.NewGrant{Target: toTarget(in), Policy: in.Policy, Middleware: in.Middleware, PendingID: in.PendingID}

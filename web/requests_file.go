@@ -3,8 +3,8 @@ package web
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"strings"
-	"time"
 
 	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/models"
@@ -20,10 +20,11 @@ func toNewRequest(in api.NewRequest) (models.NewRequest, error) {
 		Unsealed: in.Sealed != nil && !*in.Sealed,
 	}
 	if in.ExpiresIn != nil {
-		if *in.ExpiresIn <= 0 {
-			return n, invalid("expires_in must be a positive number of seconds")
+		d, err := seconds("expires_in", *in.ExpiresIn)
+		if err != nil {
+			return n, err
 		}
-		n.ExpiresIn = time.Duration(*in.ExpiresIn) * time.Second
+		n.ExpiresIn = d
 	}
 	return n, nil
 }
@@ -37,6 +38,10 @@ func (s *Server) fileRequest(c echo.Context) error {
 	}
 	n, err := toNewRequest(in)
 	if err != nil {
+		return err
+	}
+	if wait, err := s.allowFiling(Principal(c)); err != nil {
+		c.Response().Header().Set("Retry-After", strconv.Itoa(wait))
 		return err
 	}
 	r, created, err := s.FileRequest(c.Request().Context(), Principal(c), n, c.Request().Header.Get("Idempotency-Key"))

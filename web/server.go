@@ -5,6 +5,7 @@ package web
 import (
 	"context"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 	"sync"
@@ -64,6 +65,16 @@ type Config struct {
 	// NoPark keeps every request wait on net/http's goroutine instead of
 	// parking its connection (park.go): for comparing the two.
 	NoPark bool
+	// TrustedProxies are the proxies whose X-Forwarded-For names the real
+	// client (for the login limiter); without them the socket's address is the
+	// client, so no header can escape the limit.
+	TrustedProxies []netip.Prefix
+
+	// FilingRate and FilingBurst are each token's filing allowance: a token
+	// bucket refilled at FilingRate a second holding FilingBurst (0: 10 and
+	// 100, which a busy CI fleet never meets).
+	FilingRate  float64
+	FilingBurst int
 
 	// MaxPendingWait caps a pending grant's max_wait; 0: DefaultMaxPendingWait.
 	MaxPendingWait time.Duration
@@ -104,6 +115,7 @@ type Server struct {
 	changes  models.Subscriber
 	metrics  *metrics
 	waiters  *waiterCaps
+	filing   *filingLimits
 	baseURL  *url.URL
 	rules    RulesInForce
 	devices  DeviceStore
@@ -155,6 +167,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 		cfg: cfg, store: d.Store, watcher: d.Watcher, db: d.DB, rules: d.Rules, devices: d.Devices,
 		runtimes: d.Runtimes, changes: d.Changes, grants: d.Grants, audit: d.Audit,
 		waiters: newWaiterCaps(cfg.MaxWaiters, cfg.MaxWaitersPerCaller),
+		filing:  newFilingLimits(cfg.FilingRate, cfg.FilingBurst),
 		baseURL: base, closing: make(chan struct{}),
 	}
 	s.reads = newFreshReads(d.Store.GetRequest)
@@ -163,6 +176,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
+	e.IPExtractor = clientIPExtractor(cfg.TrustedProxies)
 	e.Use(middleware.Recover())
 	e.Use(middleware.BodyLimit(cfg.BodyLimit))
 	s.echo = e

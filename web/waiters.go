@@ -8,26 +8,36 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// waiterCaps bounds concurrent long-polls in all and per caller.
+// waiterCaps bounds concurrent long-polls in all and per caller. A tenth of
+// the total is the operators' alone, so agents and runtimes filling the pool
+// never lock a person out of their own waits.
 type waiterCaps struct {
-	mu     sync.Mutex
-	max    int
-	perMax int
-	total  int
-	per    map[string]int
+	mu      sync.Mutex
+	max     int
+	reserve int // of max, for operators only
+	perMax  int
+	total   int
+	per     map[string]int
 }
 
 func newWaiterCaps(max, perMax int) *waiterCaps {
-	return &waiterCaps{max: max, perMax: perMax, per: map[string]int{}}
+	reserve := max / 10
+	if reserve == 0 && max > 1 {
+		reserve = 1
+	}
+	return &waiterCaps{max: max, reserve: reserve, perMax: perMax, per: map[string]int{}}
 }
 
 // RetryAfterSeconds is what a refused waiter is told to wait.
 const RetryAfterSeconds = 5
 
 // acquire takes a waiter slot for caller, or says why not.
-func (w *waiterCaps) acquire(caller string) (release func(), err error) {
+func (w *waiterCaps) acquire(caller string, operator bool) (release func(), err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if !operator && w.total >= w.max-w.reserve {
+		return nil, models.Errorf(codeTooManyWaiters, "the server holds its maximum of %d waits for agents and runtimes; call again in %d seconds", w.max-w.reserve, RetryAfterSeconds)
+	}
 	if w.total >= w.max {
 		return nil, models.Errorf(codeTooManyWaiters, "the server holds its maximum of %d waits; call again in %d seconds", w.max, RetryAfterSeconds)
 	}
@@ -60,7 +70,8 @@ func (w *waiterCaps) count() int {
 // as the pending and runtime feeds, share the caps). On refusal it sets
 // Retry-After and returns the 429 error.
 func (s *Server) AcquireWaiter(c echo.Context) (func(), error) {
-	release, err := s.waiters.acquire(Principal(c).ID)
+	p := Principal(c)
+	release, err := s.waiters.acquire(p.ID, p.Role == models.RoleOperator)
 	if err != nil {
 		c.Response().Header().Set("Retry-After", strconv.Itoa(RetryAfterSeconds))
 		return nil, err

@@ -38,6 +38,19 @@ func (e *envReader) Int(name string, def int) int {
 	return n
 }
 
+func (e *envReader) Float(name string, def float64) float64 {
+	v := env(name, "")
+	if v == "" {
+		return def
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		e.errs = append(e.errs, fmt.Errorf("%s=%q is not a number", name, v))
+		return def
+	}
+	return f
+}
+
 func (e *envReader) Duration(name string, def time.Duration) time.Duration {
 	v := env(name, "")
 	if v == "" {
@@ -63,6 +76,10 @@ func checkPositive(fs *flag.FlagSet, names ...string) error {
 		case int:
 			if v <= 0 {
 				return fmt.Errorf("--%s must be above zero, got %d", n, v)
+			}
+		case float64:
+			if v <= 0 {
+				return fmt.Errorf("--%s must be above zero, got %g", n, v)
 			}
 		case time.Duration:
 			if v <= 0 {

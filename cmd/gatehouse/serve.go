@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/netip"
 	"net/url"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -29,6 +31,21 @@ func parseServe(args []string, stderr io.Writer) (app.Config, error) {
 	fs.StringVar(&c.RulesFile, "rules", env("GATEHOUSE_RULES", ""), "YAML rules file (GATEHOUSE_RULES)")
 	fs.IntVar(&c.Web.MaxWaiters, "max-waiters", envs.Int("GATEHOUSE_MAX_WAITERS", 20000), "long-polls held at once, in all (GATEHOUSE_MAX_WAITERS)")
 	fs.IntVar(&c.Web.MaxWaitersPerCaller, "max-waiters-per-caller", envs.Int("GATEHOUSE_MAX_WAITERS_PER_CALLER", 1000), "long-polls one caller may hold (GATEHOUSE_MAX_WAITERS_PER_CALLER)")
+	fs.Float64Var(&c.Web.FilingRate, "filing-rate", envs.Float("GATEHOUSE_FILING_RATE", 10), "filings a second each token may sustain (GATEHOUSE_FILING_RATE)")
+	fs.IntVar(&c.Web.FilingBurst, "filing-burst", envs.Int("GATEHOUSE_FILING_BURST", 100), "filings each token may make at once (GATEHOUSE_FILING_BURST)")
+	fs.Func("trusted-proxies", "CIDR,… of proxies whose X-Forwarded-For names the client, for the login limiter (GATEHOUSE_TRUSTED_PROXIES)", func(v string) error {
+		p, err := parsePrefixes(v)
+		c.Web.TrustedProxies = p
+		return err
+	})
+	if v := env("GATEHOUSE_TRUSTED_PROXIES", ""); v != "" {
+		p, err := parsePrefixes(v)
+		if err != nil {
+			envs.errs = append(envs.errs, fmt.Errorf("GATEHOUSE_TRUSTED_PROXIES: %w", err))
+		}
+		c.Web.TrustedProxies = p
+	}
+	fs.IntVar(&c.Conn.MaxConnections, "max-connections", envs.Int("GATEHOUSE_MAX_CONNECTIONS", 30000), "open connections at once; one over is answered 503 (GATEHOUSE_MAX_CONNECTIONS)")
 	fs.DurationVar(&c.DefaultExpiry, "default-expiry", envs.Duration("GATEHOUSE_DEFAULT_EXPIRY", time.Hour), "expiry of a request that asks for none (GATEHOUSE_DEFAULT_EXPIRY)")
 	fs.DurationVar(&c.MaxExpiry, "max-expiry", envs.Duration("GATEHOUSE_MAX_EXPIRY", 7*24*time.Hour), "the longest expiry a filer may ask for (GATEHOUSE_MAX_EXPIRY)")
 	fs.DurationVar(&c.Web.MaxPendingWait, "max-pending-wait", envs.Duration("GATEHOUSE_MAX_PENDING_WAIT", web.DefaultMaxPendingWait), "the longest max_wait a pending grant may ask for (GATEHOUSE_MAX_PENDING_WAIT)")
@@ -44,7 +61,7 @@ func parseServe(args []string, stderr io.Writer) (app.Config, error) {
 		fmt.Fprintln(stderr, "gatehouse serve:", err)
 		return c, err
 	}
-	if err := checkPositive(fs, "max-waiters", "max-waiters-per-caller", "default-expiry", "max-expiry", "max-pending-wait"); err != nil {
+	if err := checkPositive(fs, "max-waiters", "max-waiters-per-caller", "max-connections", "filing-rate", "filing-burst", "default-expiry", "max-expiry", "max-pending-wait"); err != nil {
 		fmt.Fprintln(stderr, "gatehouse serve:", err)
 		return c, err
 	}
@@ -90,4 +107,25 @@ func redact(database string) string {
 		return u.Redacted()
 	}
 	return database
+}
+
+// parsePrefixes reads "CIDR,CIDR,…" (a bare address is its own /32 or /128).
+func parsePrefixes(v string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, f := range strings.Split(v, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		p, err := netip.ParsePrefix(f)
+		if err != nil {
+			a, aerr := netip.ParseAddr(f)
+			if aerr != nil {
+				return nil, fmt.Errorf("%q is not a CIDR (e.g. 10.0.0.0/8)", f)
+			}
+			p = netip.PrefixFrom(a, a.BitLen())
+		}
+		out = append(out, p)
+	}
+	return out, nil
 }

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"math"
 	"net/http"
 	"sync"
 	"testing"
@@ -51,6 +52,10 @@ func NewApp(t testing.TB, cfg app.Config) *Env {
 	t.Helper()
 	if cfg.Addr == "" {
 		cfg.Addr = "127.0.0.1:0"
+	}
+	if cfg.Web.FilingRate == 0 {
+		// Tests file in tight loops; one that tests the allowance sets its own.
+		cfg.Web.FilingRate = math.Inf(1)
 	}
 	a, err := app.New(cfg)
 	if err != nil {
