@@ -23,6 +23,12 @@ const (
 	// silent (waiting, review) item is retired by dismissal; the rest are decided.
 	ECodeNotDismissable = "not_dismissable"
 
+	// Refusals of a vote under an approval policy (DESIGN.md "Who may approve").
+	ECodeNotApprover  = "not_an_approver"
+	ECodeSelfApproval = "self_approval"
+	ECodeAlreadyVoted = "already_voted"
+	ECodeNoteRequired = "note_required"
+
 	// Answers of a pending-grant claim.
 	ECodeNoGrant         = "no_grant"
 	ECodeApprovalPending = "approval_pending"

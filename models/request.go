@@ -116,6 +116,11 @@ type Request struct {
 	HoldUntil  *time.Time `gorm:"index"`
 	HoldThen   *string    `gorm:"size:64"`
 	HoldEffect *string    `gorm:"size:16"`
+	// An approval policy (from the filer or a require rule), the votes cast
+	// under it, and the person the filing token acts for, who may not vote.
+	Approvers *Approvers `gorm:"type:text"`
+	Votes     Votes      `gorm:"type:text"`
+	FiledFor  string     `gorm:"size:100"`
 }
 
 // Held reports whether the request is open and waiting out a rule's hold window.
@@ -161,6 +166,7 @@ type NewRequest struct {
 	RuntimeID     *string
 	PendingID     *string
 	ExpiresIn     time.Duration // 0: the server default
+	Approvers     *Approvers    // the filer's policy: only ever stricter than the rules'
 
 	// rows, when set, writes more rows in the request's own transaction (a
 	// pending grant); unexported so only the store sets it.
@@ -189,6 +195,11 @@ func (n *NewRequest) Normalize() error {
 	}
 	if n.ExpiresIn < 0 {
 		return Errorf(ECodeInvalid, "expires_in must be positive")
+	}
+	if n.Approvers != nil {
+		if err := n.Approvers.Validate("approvers"); err != nil {
+			return err
+		}
 	}
 	if err := n.validateFiling(); err != nil {
 		return err

@@ -62,6 +62,9 @@ type Verdict struct {
 	Effect   string        // that option's effect as the request offers it now
 	Window   time.Duration // hold only
 	Deferred string        // why a rule that matched still left the request to the operator
+	// Approvers is a require rule's policy: the request goes to the operators,
+	// who must meet it.
+	Approvers *Approvers
 }
 
 // Len is the number of rules.

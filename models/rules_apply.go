@@ -118,3 +118,13 @@ func (rs *Rules) EvaluateEdit(r *Request) Verdict {
 	}
 	return v
 }
+
+// underPolicy keeps a rule from taking a request with an approval policy out
+// of its approvers' hands: an approve, or a hold that would decide on its own,
+// defers to the operators; a deny still denies.
+func (v Verdict) underPolicy(r *Request) Verdict {
+	if r.Approvers == nil || v.Deferred != "" || (v.Action != RuleApprove && v.Action != RuleHold) {
+		return v
+	}
+	return Verdict{Rule: v.Rule, Line: v.Line, Deferred: "the request has an approval policy: its approvers decide"}
+}
