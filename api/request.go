@@ -58,6 +58,7 @@ type Request struct {
 	DecidedVia    *string           `json:"decided_via"`
 	Actuation     Actuation         `json:"actuation"`
 	Hold          *Hold             `json:"hold"`
+	Approvals     *Approvals        `json:"approvals,omitempty"`
 }
 
 // Effect is the effect of the decision taken ("allow", "deny") or "".
@@ -90,6 +91,7 @@ type NewRequest struct {
 	SourceRef     map[string]string `json:"source_ref,omitempty"`
 	RuntimeID     *string           `json:"runtime_id,omitempty"`
 	ExpiresIn     *int64            `json:"expires_in,omitempty"`
+	Approvers     *Approvers        `json:"approvers,omitempty"`
 }
 
 // Patch is the body of PATCH /v1/requests/{id}: the version edited, and the
