@@ -59,3 +59,12 @@ func ErrorCode(err error) string {
 	}
 	return ECodeInternal
 }
+
+// ErrorDetail is the detail of an *Error, or err's text.
+func ErrorDetail(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Detail
+	}
+	return err.Error()
+}

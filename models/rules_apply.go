@@ -76,6 +76,9 @@ func (s *Store) auditVerdict(tx *gorm.DB, r *Request, v Verdict) error {
 	switch {
 	case v.Deferred != "":
 		return s.audit(tx, r, "rule_deferred", ViaRule(v.Rule), ViaRule(v.Rule), map[string]any{"rule": v.Rule, "why": v.Deferred})
+	case v.Action == RuleRequire:
+		return s.audit(tx, r, "require", ViaRule(v.Rule), ViaRule(v.Rule),
+			map[string]any{"rule": v.Rule, "groups": r.Approvers.Groups, "required": r.Approvers.Required, "note": r.Approvers.Note})
 	case v.Action == RuleHold:
 		return s.audit(tx, r, "hold", ViaRule(v.Rule), ViaRule(v.Rule),
 			map[string]any{"rule": v.Rule, "until": r.HoldUntil.Format(time.RFC3339), "then": v.Option})
