@@ -47,6 +47,22 @@ type Card struct {
 	DecidedVia string // api, page, expiry, rule:NAME
 	Actuation  Actuation
 	Session    string // source_ref's session, to say which session to open
+
+	Approvals *Approvals // nil without an approval policy
+	NoVote    string     // why the operator viewing may not vote, in words; "" when they may
+}
+
+// Approvals is a card's approval policy and the votes so far.
+type Approvals struct {
+	Required int
+	Groups   []string
+	Votes    []Vote
+}
+
+// Vote is one operator's vote, as the votes line shows it.
+type Vote struct {
+	By     string // the operator's name
+	Option string // the option's label
 }
 
 // Open reports whether the card still waits for a decision.

@@ -2,13 +2,14 @@ package web
 
 import (
 	"sort"
+	"strings"
 
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/gatehousehq/gatehouse/views"
 )
 
 // toCard is a stored request as the page shows it.
-func toCard(r *models.Request) views.Card {
+func toCard(r *models.Request, viewer models.Principal) views.Card {
 	c := views.Card{
 		ID: r.ID, Kind: r.Kind, Status: r.Status, Version: r.Version, Risk: r.Risk, Title: r.Title,
 		Summary: r.Summary, Tool: r.Tool, Command: r.Command, CreatedBy: r.CreatedBy,
@@ -29,13 +30,26 @@ func toCard(r *models.Request) views.Card {
 	}
 	c.Decision, c.Answer, c.Note = deref(r.Decision), deref(r.Answer), deref(r.Note)
 	c.DecidedBy, c.DecidedVia = deref(r.DecidedBy), deref(r.DecidedVia)
+	if a := r.Approvers; a != nil {
+		c.Approvals = &views.Approvals{Required: a.Required, Groups: a.Groups, Votes: make([]views.Vote, len(r.Votes))}
+		for i, v := range r.Votes {
+			label := v.Decision
+			if o, ok := r.Option(v.Decision); ok {
+				label = o.Label
+			}
+			c.Approvals.Votes[i] = views.Vote{By: strings.TrimPrefix(v.By, models.RoleOperator+":"), Option: label}
+		}
+		if r.Open() {
+			c.NoVote = r.WhyNotVote(viewer)
+		}
+	}
 	return c
 }
 
-func toCards(rs []models.Request) []views.Card {
+func toCards(rs []models.Request, viewer models.Principal) []views.Card {
 	out := make([]views.Card, len(rs))
 	for i := range rs {
-		out[i] = toCard(&rs[i])
+		out[i] = toCard(&rs[i], viewer)
 	}
 	return out
 }

@@ -34,7 +34,7 @@ func (s *Server) showInbox(c echo.Context) error {
 		return err
 	}
 	in := views.Inbox{
-		Page: s.pageOf(c, "", views.WSURL(f)), Filter: f, Cards: toCards(rows), NextCursor: next, Now: time.Now(),
+		Page: s.pageOf(c, "", views.WSURL(f)), Filter: f, Cards: toCards(rows, Principal(c)), NextCursor: next, Now: time.Now(),
 	}
 	if c.QueryParam("cursor") != "" {
 		in.Page.WSURL = "" // an older page is a static view: live updates go to the first page
@@ -58,7 +58,7 @@ func (s *Server) renderRequest(c echo.Context, status int, id string, n *views.N
 		return err
 	}
 	d := views.Detail{
-		Page: s.pageOf(c, r.Title, views.WSURL(views.Filter{ID: r.ID})), Card: toCard(r), Detail: r.Detail,
+		Page: s.pageOf(c, r.Title, views.WSURL(views.Filter{ID: r.ID})), Card: toCard(r, Principal(c)), Detail: r.Detail,
 		SourceRef: sortedRef(r.SourceRef), Audit: toAuditRows(trail), Notice: n, Now: time.Now(),
 	}
 	return render(c, status, views.DetailPage(d))
