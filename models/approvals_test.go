@@ -2,6 +2,7 @@ package models_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/gatehousehq/gatehouse/models/modelstest"
@@ -156,6 +157,39 @@ func TestApprovals(t *testing.T) {
 			got, err := voteAs(s, alice, r, 1, "once", "")
 			if err != nil || got.Status != models.StatusResolved || got.Approvers != nil || got.Votes != nil {
 				t.Fatalf("%+v %v", got, err)
+			}
+		})
+	})
+}
+
+func TestApprovalsAtExpiry(t *testing.T) {
+	modelstest.Each(t, func(t *testing.T, dialect string) {
+		s, _ := modelstest.Store(t, dialect)
+		now := time.Now().UTC()
+		s.Now = func() time.Time { return now }
+		filer := agent(t, s, "filer")
+		policy := &models.Approvers{Required: 2}
+
+		t.Run("an allowing default is not taken: the request expires undecided", func(t *testing.T) {
+			r := file(t, s, filer, models.NewRequest{Approvers: policy, DefaultOption: "once", ExpiresIn: time.Second})
+			now = now.Add(2 * time.Second)
+			if _, _, err := s.Expire(ctx); err != nil {
+				t.Fatal(err)
+			}
+			got, _ := s.GetRequest(ctx, r.ID)
+			if got.Status != models.StatusExpired || got.Decision != nil {
+				t.Fatalf("%+v", got)
+			}
+		})
+		t.Run("a denying default still applies", func(t *testing.T) {
+			r := file(t, s, filer, models.NewRequest{Approvers: policy, DefaultOption: "deny", ExpiresIn: time.Second})
+			now = now.Add(2 * time.Second)
+			if _, _, err := s.Expire(ctx); err != nil {
+				t.Fatal(err)
+			}
+			got, _ := s.GetRequest(ctx, r.ID)
+			if got.Status != models.StatusResolved || *got.Decision != "deny" {
+				t.Fatalf("%+v", got)
 			}
 		})
 	})

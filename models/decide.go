@@ -146,7 +146,7 @@ func (s *Store) Expire(ctx context.Context) (int, time.Time, error) {
 		r := &due[i]
 		action := "expire"
 		err := s.transact(db, func(tx *gorm.DB) error {
-			if r.DefaultOption != "" {
+			if r.DefaultOption != "" && expiryMayDecide(r) {
 				return s.resolve(tx, r, Decision{Option: r.DefaultOption, By: "system", Via: ViaExpiry}, action)
 			}
 			res := tx.Model(&Request{}).Where("id = ? AND version = ? AND status = ?", r.ID, r.Version, StatusOpen).
@@ -183,3 +183,14 @@ func (s *Store) Expire(ctx context.Context) (int, time.Time, error) {
 }
 
 var errRaced = Errorf(ECodeConflict, "raced")
+
+// expiryMayDecide: under an approval policy only people allow, so a default
+// option that allows is not taken at expiry; the request just expires. A
+// default that denies still applies.
+func expiryMayDecide(r *Request) bool {
+	if r.Approvers == nil {
+		return true
+	}
+	o, _ := r.Option(r.DefaultOption)
+	return o.Effect == EffectDeny
+}
