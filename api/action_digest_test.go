@@ -39,14 +39,18 @@ func TestActionDigest(t *testing.T) {
 		rt, pend := "rt_1", "pend_1"
 		seen := map[string]string{api.ActionDigest(worked): "the example"}
 		for name, change := range map[string]func(a *api.Action){
-			"kind":           func(a *api.Action) { a.Kind = "approval" },
-			"title":          func(a *api.Action) { a.Title = "Status update: green" },
-			"summary":        func(a *api.Action) { a.Summary = "s" },
-			"detail":         func(a *api.Action) { a.Detail = "d" },
-			"tool":           func(a *api.Action) { a.Tool = "Read" },
-			"command":        func(a *api.Action) { a.Command = "git push --force" },
-			"a label":        func(a *api.Action) { a.Options = []api.Option{{ID: "once", Label: "Deny", Effect: "allow"}, a.Options[1]} },
-			"an effect":      func(a *api.Action) { a.Options = []api.Option{{ID: "once", Label: "Allow once", Effect: "deny"}, a.Options[1]} },
+			"kind":    func(a *api.Action) { a.Kind = "approval" },
+			"title":   func(a *api.Action) { a.Title = "Status update: green" },
+			"summary": func(a *api.Action) { a.Summary = "s" },
+			"detail":  func(a *api.Action) { a.Detail = "d" },
+			"tool":    func(a *api.Action) { a.Tool = "Read" },
+			"command": func(a *api.Action) { a.Command = "git push --force" },
+			"a label": func(a *api.Action) {
+				a.Options = []api.Option{{ID: "once", Label: "Deny", Effect: "allow"}, a.Options[1]}
+			},
+			"an effect": func(a *api.Action) {
+				a.Options = []api.Option{{ID: "once", Label: "Allow once", Effect: "deny"}, a.Options[1]}
+			},
 			"option order":   func(a *api.Action) { a.Options = []api.Option{a.Options[1], a.Options[0]} },
 			"default_option": func(a *api.Action) { a.DefaultOption = "once" },
 			"allow_answer":   func(a *api.Action) { a.AllowAnswer = true },

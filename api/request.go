@@ -66,8 +66,9 @@ type Request struct {
 	EditedAt *time.Time `json:"edited_at"`
 	// ActionDigest covers what the operator is shown (ActionDigest); DecidedDigest,
 	// set with a decision, is the ActionDigest of the version decided on.
-	ActionDigest  string  `json:"action_digest"`
-	DecidedDigest *string `json:"decided_digest"`
+	ActionDigest  string     `json:"action_digest"`
+	DecidedDigest *string    `json:"decided_digest"`
+	Approvals     *Approvals `json:"approvals,omitempty"`
 }
 
 // Effect is the effect of the decision taken ("allow", "deny") or "".
@@ -101,7 +102,8 @@ type NewRequest struct {
 	RuntimeID     *string           `json:"runtime_id,omitempty"`
 	ExpiresIn     *int64            `json:"expires_in,omitempty"`
 	// Sealed defaults to true: only "sealed": false makes the request editable.
-	Sealed *bool `json:"sealed,omitempty"`
+	Sealed    *bool      `json:"sealed,omitempty"`
+	Approvers *Approvers `json:"approvers,omitempty"`
 }
 
 // Patch is the body of PATCH /v1/requests/{id}: the version edited, and the

@@ -330,6 +330,6 @@ func (a *App) printLoginURL(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(a.cfg.Stdout, "No operator token exists yet. Open this one-time login URL (valid %s):\n  %s/login?token=%s\n", web.LoginTicketTTL, a.cfg.BaseURL, ticket)
+	fmt.Fprintf(a.cfg.Stdout, "No operator token exists yet. Open this one-time login URL (valid %s) to log in as operator %q:\n  %s/login?token=%s\n", web.LoginTicketTTL, models.FirstOperator, a.cfg.BaseURL, ticket)
 	return nil
 }

@@ -16,6 +16,9 @@ type Decision struct {
 	Note    *string
 	By      string // "operator:name", "rule:NAME", "system"
 	Via     string // api, page, expiry, rule:NAME
+	// Voter is the operator deciding; a request with an approval policy counts
+	// it as a vote. Nil for the rules and expiry, which no policy binds.
+	Voter *Principal
 }
 
 // Decide records a decision in one transaction that checks status, expiry, the
@@ -38,15 +41,35 @@ func (s *Store) Decide(ctx context.Context, id string, d Decision) (*Request, er
 		if err := checkChoice(r, d); err != nil {
 			return err
 		}
+		voting := r.Approvers != nil && d.Voter != nil
+		if voting {
+			if err := r.mayVote(*d.Voter); err != nil {
+				err.Current = r
+				return err
+			}
+			if r.Approvers.Note == NoteRequired && d.Note == nil {
+				return &Error{Code: ECodeNoteRequired, Detail: "this request needs a note with every vote: say why", Current: r}
+			}
+		}
 		if d.Version != r.Version {
 			return &Error{Code: ECodeVersionConflict, Detail: fmt.Sprintf("you saw version %d; the request is at version %d", d.Version, r.Version), Current: r}
 		}
+		if voting {
+			return s.vote(tx, r, d)
+		}
 		return s.resolve(tx, r, d, "decide")
-	}, func() (*Request, string) { return r, "decide" })
+	}, func() (*Request, string) {
+		if r != nil && r.Open() {
+			return r, "vote"
+		}
+		return r, "decide"
+	})
 	if err != nil {
 		return nil, err
 	}
-	s.logGrant(ctx, r, "decide")
+	if !r.Open() {
+		s.logGrant(ctx, r, "decide")
+	}
 	return r, nil
 }
 
@@ -83,6 +106,9 @@ func (s *Store) resolve(tx *gorm.DB, r *Request, d Decision, action string) erro
 	upd := map[string]any{
 		"decided_digest": digest, "status": StatusResolved, "version": r.Version + 1, "decision": opt, "answer": d.Answer, "note": d.Note,
 		"decided_by": d.By, "decided_via": d.Via, "resolved_at": now, "updated_at": now,
+	}
+	if r.Approvers != nil {
+		upd["votes"] = r.Votes
 	}
 	res := tx.Model(&Request{}).Where("id = ? AND version = ? AND status = ?", r.ID, r.Version, StatusOpen).Updates(upd)
 	if res.Error != nil {
@@ -124,7 +150,7 @@ func (s *Store) Expire(ctx context.Context) (int, time.Time, error) {
 		r := &due[i]
 		action := "expire"
 		err := s.transact(db, func(tx *gorm.DB) error {
-			if r.DefaultOption != "" {
+			if r.DefaultOption != "" && expiryMayDecide(r) {
 				return s.resolve(tx, r, Decision{Option: r.DefaultOption, By: "system", Via: ViaExpiry}, action)
 			}
 			res := tx.Model(&Request{}).Where("id = ? AND version = ? AND status = ?", r.ID, r.Version, StatusOpen).
@@ -161,3 +187,14 @@ func (s *Store) Expire(ctx context.Context) (int, time.Time, error) {
 }
 
 var errRaced = Errorf(ECodeConflict, "raced")
+
+// expiryMayDecide: under an approval policy only people allow, so a default
+// option that allows is not taken at expiry; the request just expires. A
+// default that denies still applies.
+func expiryMayDecide(r *Request) bool {
+	if r.Approvers == nil {
+		return true
+	}
+	o, _ := r.Option(r.DefaultOption)
+	return o.Effect == EffectDeny
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/ecdh"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"net"
 	"net/url"
@@ -31,11 +32,28 @@ type Device struct {
 	Name       string `gorm:"size:100"`                       // what the operator calls it
 	OperatorID string `gorm:"size:40;not null"`
 	Operator   string `gorm:"size:200;not null"` // label of who registered it
-	CreatedAt  time.Time
-	UpdatedAt  time.Time
-	LastResult string `gorm:"size:200"`
-	LastAt     *time.Time
-	RetiredAt  *time.Time `gorm:"index"`
+	// The owner's groups when it registered, and whether the owner is known:
+	// alerts for a request with an approval policy go only to devices whose
+	// owner may vote. Devices registered before owners counted (Owned false)
+	// belong to everyone and get every alert.
+	OperatorGroups []string `gorm:"serializer:json"`
+	Owned          bool     `gorm:"not null;default:false"`
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+	LastResult     string `gorm:"size:200"`
+	LastAt         *time.Time
+	RetiredAt      *time.Time `gorm:"index"`
+}
+
+// MayVoteOn reports whether the device's owner may vote on r, so an alert
+// about r is for them: always without a policy, or for a device of no known
+// owner.
+func (d *Device) MayVoteOn(r *Request) bool {
+	if r.Approvers == nil || !d.Owned {
+		return true
+	}
+	owner := Principal{ID: d.OperatorID, Role: RoleOperator, Name: strings.TrimPrefix(d.Operator, RoleOperator+":"), Groups: d.OperatorGroups}
+	return r.mayVote(owner) == nil
 }
 
 // Live reports whether pushes still go to the device.
@@ -110,7 +128,7 @@ func (s *Store) RegisterDevice(ctx context.Context, by Principal, d Device) (*De
 		return nil, false, err
 	}
 	now := s.now()
-	d.OperatorID, d.Operator, d.UpdatedAt = by.ID, by.Label(), now
+	d.OperatorID, d.Operator, d.OperatorGroups, d.Owned, d.UpdatedAt = by.ID, by.Label(), by.Groups, true, now
 	db := s.DB.WithContext(ctx)
 	// Two tries: a concurrent first registration of the same token makes our
 	// insert lose; the second pass then updates the winner's row.
@@ -120,7 +138,7 @@ func (s *Store) RegisterDevice(ctx context.Context, by Principal, d Device) (*De
 		if err == nil {
 			res := db.Model(&Device{}).Where("id = ?", cur.ID).Updates(map[string]any{
 				"kind": d.Kind, "p256dh": d.P256dh, "auth": d.Auth, "name": d.Name, "operator_id": d.OperatorID,
-				"operator": d.Operator, "updated_at": now, "retired_at": nil,
+				"operator": d.Operator, "operator_groups": jsonText(d.OperatorGroups), "owned": true, "updated_at": now, "retired_at": nil,
 			})
 			if res.Error != nil {
 				return nil, false, res.Error
@@ -218,4 +236,11 @@ func clip(s string, n int) string {
 		return s[:n]
 	}
 	return s
+}
+
+// jsonText is v as the JSON text a serializer:json column holds, for a map
+// update (which bypasses the serializer).
+func jsonText(v any) string {
+	b, _ := json.Marshal(v) // a []string always marshals
+	return string(b)
 }

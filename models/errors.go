@@ -25,6 +25,12 @@ const (
 	// ECodeSealed refuses an edit of a sealed request.
 	ECodeSealed = "sealed"
 
+	// Refusals of a vote under an approval policy (DESIGN.md "Who may approve").
+	ECodeNotApprover  = "not_an_approver"
+	ECodeSelfApproval = "self_approval"
+	ECodeAlreadyVoted = "already_voted"
+	ECodeNoteRequired = "note_required"
+
 	// Answers of a pending-grant claim.
 	ECodeNoGrant         = "no_grant"
 	ECodeApprovalPending = "approval_pending"
@@ -54,4 +60,13 @@ func ErrorCode(err error) string {
 		return e.Code
 	}
 	return ECodeInternal
+}
+
+// ErrorDetail is the detail of an *Error, or err's text.
+func ErrorDetail(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Detail
+	}
+	return err.Error()
 }

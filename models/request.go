@@ -131,6 +131,11 @@ type Request struct {
 	// DecidedDigest is the ActionDigest of the version a decision was made on,
 	// written by resolve in the decision's own update.
 	DecidedDigest *string `gorm:"size:64"`
+	// An approval policy (from the filer or a require rule), the votes cast
+	// under it, and the person the filing token acts for, who may not vote.
+	Approvers *Approvers `gorm:"type:text"`
+	Votes     Votes      `gorm:"type:text"`
+	FiledFor  string     `gorm:"size:100"`
 }
 
 // ActionDigest is the digest of what the operator is shown now (api.ActionDigest).
@@ -191,7 +196,8 @@ type NewRequest struct {
 	ExpiresIn     time.Duration // 0: the server default
 	// Unsealed makes the request editable by its owner; every other filing
 	// (hook, ask, MCP, pending) is sealed.
-	Unsealed bool
+	Unsealed  bool
+	Approvers *Approvers // the filer's policy: only ever stricter than the rules'
 
 	// rows, when set, writes more rows in the request's own transaction (a
 	// pending grant); unexported so only the store sets it.
@@ -219,6 +225,11 @@ func (n *NewRequest) Normalize() error {
 	}
 	if n.ExpiresIn < 0 {
 		return Errorf(ECodeInvalid, "expires_in must be positive")
+	}
+	if n.Approvers != nil {
+		if err := n.Approvers.Validate("approvers"); err != nil {
+			return err
+		}
 	}
 	if err := n.validateFiling(); err != nil {
 		return err

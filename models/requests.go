@@ -58,7 +58,12 @@ func (s *Store) CreateRequest(ctx context.Context, p Principal, n NewRequest, id
 	if idemKey != "" {
 		r.IdempotencyKey = &idemKey
 	}
+	r.FiledFor = p.For
 	v := s.Rules.Current().Evaluate(r)
+	if r.Approvers, err = stricter(v.Approvers, n.Approvers); err != nil {
+		return nil, false, err
+	}
+	v = v.underPolicy(r)
 	v.hold(r, now)
 	err = s.transact(db, func(tx *gorm.DB) error {
 		if err := tx.Create(r).Error; err != nil {

@@ -1,6 +1,7 @@
 package models
 
 import (
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -12,6 +13,7 @@ const (
 	RuleApprove = "approve"
 	RuleDeny    = "deny"
 	RuleHold    = "hold"
+	RuleRequire = "require" // decides nothing: gives the request the rule's approval policy
 )
 
 // ViaRule is the decided_via of a decision a rule took; ViaRuleWindow that of a
@@ -42,6 +44,8 @@ type Rule struct {
 	Option  string // the option to pick; "" picks the first with the action's effect
 	Window  time.Duration
 	Then    string // hold only: approve, deny or an option id
+	// Approvers is a require rule's policy.
+	Approvers *Approvers
 }
 
 // rule is a Rule compiled for evaluation.
@@ -62,6 +66,9 @@ type Verdict struct {
 	Effect   string        // that option's effect as the request offers it now
 	Window   time.Duration // hold only
 	Deferred string        // why a rule that matched still left the request to the operator
+	// Approvers is a require rule's policy: the request goes to the operators,
+	// who must meet it.
+	Approvers *Approvers
 }
 
 // Len is the number of rules.
@@ -113,6 +120,10 @@ func (rs *Rules) Evaluate(r *Request) Verdict {
 			continue
 		}
 		v := Verdict{Rule: ru.Name, Line: ru.Line}
+		if ru.Action == RuleRequire {
+			v.Action, v.Approvers = RuleRequire, ru.Approvers
+			return v
+		}
 		opt, why := ru.choose(r)
 		if why != "" {
 			v.Deferred = why
@@ -223,6 +234,15 @@ func (ru Rule) Describe() string {
 	}
 	if ru.Action == RuleHold {
 		then += " for " + ru.Window.String() + ", then " + ru.Then
+	}
+	if a := ru.Approvers; a != nil {
+		then += fmt.Sprintf(" %d approval(s)", a.Required)
+		if len(a.Groups) > 0 {
+			then += " from " + strings.Join(a.Groups, " or ")
+		}
+		if a.Note == NoteRequired {
+			then += ", note required"
+		}
 	}
 	return when + " → " + then
 }

@@ -76,6 +76,9 @@ func (s *Store) auditVerdict(tx *gorm.DB, r *Request, v Verdict) error {
 	switch {
 	case v.Deferred != "":
 		return s.audit(tx, r, "rule_deferred", ViaRule(v.Rule), ViaRule(v.Rule), map[string]any{"rule": v.Rule, "why": v.Deferred})
+	case v.Action == RuleRequire:
+		return s.audit(tx, r, "require", ViaRule(v.Rule), ViaRule(v.Rule),
+			map[string]any{"rule": v.Rule, "groups": r.Approvers.Groups, "required": r.Approvers.Required, "note": r.Approvers.Note})
 	case v.Action == RuleHold:
 		return s.audit(tx, r, "hold", ViaRule(v.Rule), ViaRule(v.Rule),
 			map[string]any{"rule": v.Rule, "until": r.HoldUntil.Format(time.RFC3339), "then": v.Option})
@@ -117,4 +120,14 @@ func (rs *Rules) EvaluateEdit(r *Request) Verdict {
 		return Verdict{Rule: v.Rule, Line: v.Line, Deferred: "the request was edited after filing, and an edit never leads to " + v.Action}
 	}
 	return v
+}
+
+// underPolicy keeps a rule from taking a request with an approval policy out
+// of its approvers' hands: an approve, or a hold that would decide on its own,
+// defers to the operators; a deny still denies.
+func (v Verdict) underPolicy(r *Request) Verdict {
+	if r.Approvers == nil || v.Deferred != "" || (v.Action != RuleApprove && v.Action != RuleHold) {
+		return v
+	}
+	return Verdict{Rule: v.Rule, Line: v.Line, Deferred: "the request has an approval policy: its approvers decide"}
 }

@@ -49,6 +49,14 @@ type ruleSpec struct {
 	Option string    `yaml:"option"`
 	Window string    `yaml:"window"`
 	Then   string    `yaml:"then"`
+	// Approvers is a require rule's policy: {groups, required, note}.
+	Approvers *approversSpec `yaml:"approvers"`
+}
+
+type approversSpec struct {
+	Groups   any    `yaml:"groups"`
+	Required int    `yaml:"required"`
+	Note     string `yaml:"note"`
 }
 
 type matchSpec struct {
@@ -200,12 +208,38 @@ func (c *compiler) compile(i int, s ruleSpec) rule {
 		}
 	case RuleHold:
 		c.hold(at, s, &ru)
+	case RuleRequire:
+		c.require(at, s, &ru)
 	case "":
-		c.fail(at, "rule %q has no action: approve, deny or hold", s.Name)
+		c.fail(at, "rule %q has no action: approve, deny, hold or require", s.Name)
 	default:
-		c.fail(at+".action", "action %q is not one of approve, deny, hold", s.Action)
+		c.fail(at+".action", "action %q is not one of approve, deny, hold, require", s.Action)
+	}
+	if s.Approvers != nil && s.Action != RuleRequire {
+		c.fail(at+".approvers", "approvers belong to action require, not %s", s.Action)
 	}
 	return ru
+}
+
+// require compiles a require rule: it decides nothing, it gives the request
+// an approval policy.
+func (c *compiler) require(at string, s ruleSpec, ru *rule) {
+	if s.Option != "" || s.Window != "" || s.Then != "" {
+		c.fail(at+".action", "option, window and then do not belong to action require")
+	}
+	if s.Approvers == nil {
+		c.fail(at, "rule %q requires but has no approvers (e.g. approvers: {groups: [release], required: 2})", s.Name)
+		return
+	}
+	a := &Approvers{Groups: c.list(at+".approvers.groups", s.Approvers.Groups, nil, ""), Required: s.Approvers.Required, Note: s.Approvers.Note}
+	if a.Required == 0 {
+		a.Required = 1
+	}
+	if err := a.Validate("approvers"); err != nil {
+		c.fail(at+".approvers", "%s", ErrorDetail(err))
+		return
+	}
+	ru.Approvers = a
 }
 
 func (c *compiler) hold(at string, s ruleSpec, ru *rule) {

@@ -22,9 +22,11 @@ func ValidRole(role string) bool {
 
 // Principal is who is calling: the token (or session) behind a request.
 type Principal struct {
-	ID   string // the token id; owner of what it files
-	Role string
-	Name string
+	ID     string // the token id; owner of what it files
+	Role   string
+	Name   string
+	Groups []string // an operator's groups, for approval policies
+	For    string   // the person an agent or runtime token acts for ("" when none)
 }
 
 // Label is how the principal appears in records: "agent:name".
@@ -32,17 +34,21 @@ func (p Principal) Label() string { return p.Role + ":" + p.Name }
 
 // Token is a stored bearer token: only its hash is kept.
 type Token struct {
-	ID        string `gorm:"primaryKey;size:40"`
-	Name      string `gorm:"size:100;not null"`
-	Role      string `gorm:"size:16;not null"`
-	Hash      string `gorm:"size:64;not null;uniqueIndex"`
+	ID        string   `gorm:"primaryKey;size:40"`
+	Name      string   `gorm:"size:100;not null"`
+	Role      string   `gorm:"size:16;not null"`
+	Hash      string   `gorm:"size:64;not null;uniqueIndex"`
+	Groups    []string `gorm:"serializer:json"` // operators only: what approval policies match
+	For       string   `gorm:"size:100"`        // agents and runtimes: the operator they act for
 	CreatedAt time.Time
 	LastUsed  *time.Time
 	RevokedAt *time.Time
 }
 
 // Principal is the caller a token authenticates.
-func (t *Token) Principal() Principal { return Principal{ID: t.ID, Role: t.Role, Name: t.Name} }
+func (t *Token) Principal() Principal {
+	return Principal{ID: t.ID, Role: t.Role, Name: t.Name, Groups: t.Groups, For: t.For}
+}
 
 // HashSecret is how every secret (token, session, login ticket) is stored.
 // The secrets are 256 random bits, so a plain SHA-256 is enough.
@@ -67,10 +73,11 @@ func NewID(prefix string) string {
 
 // Session is a browser login; the cookie carries the secret, the table its hash.
 type Session struct {
-	Hash      string `gorm:"primaryKey;size:64"`
-	TokenID   string `gorm:"size:40"`
-	Name      string `gorm:"size:100;not null"`
-	CSRF      string `gorm:"size:64;not null"`
+	Hash      string   `gorm:"primaryKey;size:64"`
+	TokenID   string   `gorm:"size:40"`
+	Name      string   `gorm:"size:100;not null"`
+	Groups    []string `gorm:"serializer:json"` // the token's groups when it was opened (tokens never change)
+	CSRF      string   `gorm:"size:64;not null"`
 	CreatedAt time.Time
 	ExpiresAt time.Time `gorm:"index"`
 }
@@ -78,6 +85,7 @@ type Session struct {
 // LoginTicket is a one-time login link.
 type LoginTicket struct {
 	Hash      string `gorm:"primaryKey;size:64"`
+	Name      string `gorm:"size:100"` // the operator the session it opens speaks as
 	CreatedAt time.Time
 	ExpiresAt time.Time
 	UsedAt    *time.Time

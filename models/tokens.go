@@ -2,6 +2,8 @@ package models
 
 import (
 	"context"
+	"errors"
+	"regexp"
 	"time"
 
 	"gorm.io/gorm"
@@ -10,15 +12,70 @@ import (
 // CreateToken makes a token and returns its record and the secret, which is
 // never stored and cannot be shown again.
 func (s *Store) CreateToken(ctx context.Context, role, name string) (*Token, string, error) {
-	if !ValidRole(role) {
-		return nil, "", Errorf(ECodeInvalid, "role %q is not one of operator, runtime, agent", role)
+	return s.CreateNamedToken(ctx, NewToken{Role: role, Name: name})
+}
+
+// NewToken is what `token create` asks for.
+type NewToken struct {
+	Role   string
+	Name   string
+	Groups []string // operators only
+	For    string   // agents and runtimes only: the operator they act for
+}
+
+// namePattern is what a group or an operator's name may look like, so policies
+// and labels stay readable and unambiguous.
+var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$`)
+
+func (n *NewToken) validate() error {
+	if !ValidRole(n.Role) {
+		return Errorf(ECodeInvalid, "role %q is not one of operator, runtime, agent", n.Role)
 	}
-	if name == "" || len(name) > 100 {
-		return nil, "", Errorf(ECodeInvalid, "name must be 1 to 100 bytes")
+	if n.Name == "" || len(n.Name) > 100 {
+		return Errorf(ECodeInvalid, "name must be 1 to 100 bytes")
+	}
+	if len(n.Groups) > 0 && n.Role != RoleOperator {
+		return Errorf(ECodeInvalid, "only operator tokens have groups")
+	}
+	for _, g := range n.Groups {
+		if !namePattern.MatchString(g) {
+			return Errorf(ECodeInvalid, "group %q must match %s", g, namePattern)
+		}
+	}
+	if n.For != "" {
+		if n.Role == RoleOperator {
+			return Errorf(ECodeInvalid, "--for names the person an agent or runtime token acts for; an operator acts for itself")
+		}
+		if !namePattern.MatchString(n.For) {
+			return Errorf(ECodeInvalid, "for %q must match %s", n.For, namePattern)
+		}
+	}
+	return nil
+}
+
+// CreateNamedToken makes a token with groups or the person it acts for. A
+// second live token with the same role and name is refused: names are who
+// votes, so two live alices would be one voter with two keys.
+func (s *Store) CreateNamedToken(ctx context.Context, n NewToken) (*Token, string, error) {
+	if err := n.validate(); err != nil {
+		return nil, "", err
 	}
 	secret := NewSecret("gh_")
-	t := &Token{ID: NewID("tok_"), Name: name, Role: role, Hash: HashSecret(secret), CreatedAt: s.now()}
-	if err := s.DB.WithContext(ctx).Create(t).Error; err != nil {
+	t := &Token{ID: NewID("tok_"), Name: n.Name, Role: n.Role, Groups: n.Groups, For: n.For, Hash: HashSecret(secret), CreatedAt: s.now()}
+	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var live int64
+		if err := tx.Model(&Token{}).Where("role = ? AND name = ? AND revoked_at IS NULL", n.Role, n.Name).Count(&live).Error; err != nil {
+			return err
+		}
+		if live > 0 {
+			return Errorf(ECodeConflict, "a live %s token named %q already exists: revoke it first (`gatehouse token revoke %s`) or pick another name", n.Role, n.Name, n.Name)
+		}
+		return tx.Create(t).Error
+	})
+	if errors.Is(err, gorm.ErrDuplicatedKey) {
+		return nil, "", Errorf(ECodeConflict, "a live %s token named %q already exists", n.Role, n.Name)
+	}
+	if err != nil {
 		return nil, "", err
 	}
 	return t, secret, nil
@@ -89,11 +146,17 @@ func (s *Store) HasOperator(ctx context.Context) (bool, error) {
 	return n > 0, err
 }
 
-// CreateLoginTicket returns a one-time login secret valid for ttl.
+// FirstOperator is the name the session of serve's first login link speaks
+// as: votes need a name, and a token created later with this name is the same
+// person.
+const FirstOperator = "admin"
+
+// CreateLoginTicket returns a one-time login secret valid for ttl, for a
+// session named FirstOperator.
 func (s *Store) CreateLoginTicket(ctx context.Context, ttl time.Duration) (string, error) {
 	secret := NewSecret("lt_")
 	now := s.now()
-	err := s.DB.WithContext(ctx).Create(&LoginTicket{Hash: HashSecret(secret), CreatedAt: now, ExpiresAt: now.Add(ttl)}).Error
+	err := s.DB.WithContext(ctx).Create(&LoginTicket{Hash: HashSecret(secret), Name: FirstOperator, CreatedAt: now, ExpiresAt: now.Add(ttl)}).Error
 	return secret, err
 }
 
@@ -122,8 +185,16 @@ func (s *Store) UseLoginTicket(ctx context.Context, secret string) (*Session, st
 		if res.RowsAffected == 0 {
 			return Errorf(ECodeUnauthenticated, "this login link is unknown, used or expired")
 		}
+		var lt LoginTicket
+		if err := tx.Where("hash = ?", HashSecret(secret)).Take(&lt).Error; err != nil {
+			return err
+		}
+		name := lt.Name
+		if name == "" {
+			name = "login-link" // a ticket made before tickets were named
+		}
 		var err error
-		sess, cookie, err = s.openSession(tx, "", "login-link")
+		sess, cookie, err = s.openSession(tx, "", name, nil)
 		return err
 	})
 	return sess, cookie, err
@@ -138,13 +209,13 @@ func (s *Store) LoginWithToken(ctx context.Context, secret string) (*Session, st
 	if t.Role != RoleOperator {
 		return nil, "", Errorf(ECodeUnauthenticated, "only an operator token can log in to the page")
 	}
-	return s.openSession(s.DB.WithContext(ctx), t.ID, t.Name)
+	return s.openSession(s.DB.WithContext(ctx), t.ID, t.Name, t.Groups)
 }
 
-func (s *Store) openSession(tx *gorm.DB, tokenID, name string) (*Session, string, error) {
+func (s *Store) openSession(tx *gorm.DB, tokenID, name string, groups []string) (*Session, string, error) {
 	cookie := NewSecret("gs_")
 	now := s.now()
-	sess := &Session{Hash: HashSecret(cookie), TokenID: tokenID, Name: name, CSRF: NewID("csrf_"), CreatedAt: now, ExpiresAt: now.Add(SessionTTL)}
+	sess := &Session{Hash: HashSecret(cookie), TokenID: tokenID, Name: name, Groups: groups, CSRF: NewID("csrf_"), CreatedAt: now, ExpiresAt: now.Add(SessionTTL)}
 	if err := tx.Create(sess).Error; err != nil {
 		return nil, "", err
 	}
@@ -195,5 +266,5 @@ func (sess *Session) Principal() Principal {
 	if id == "" {
 		id = "session:" + sess.Hash[:12]
 	}
-	return Principal{ID: id, Role: RoleOperator, Name: sess.Name}
+	return Principal{ID: id, Role: RoleOperator, Name: sess.Name, Groups: sess.Groups}
 }

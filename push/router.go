@@ -352,6 +352,7 @@ func (r *Router) flush(ctx context.Context) {
 		}
 	}
 	var open []string
+	var openRecs []models.Request
 	if len(ids) > 0 {
 		// Checked against the store too, in case a decision's announcement was
 		// missed (a lagged subscription, another replica).
@@ -366,6 +367,15 @@ func (r *Router) flush(ctx context.Context) {
 				}
 			}
 			open = r.claim(ctx, open, TypeAlert)
+			claimed := map[string]bool{}
+			for _, id := range open {
+				claimed[id] = true
+			}
+			for _, rec := range recs {
+				if claimed[rec.ID] {
+					openRecs = append(openRecs, rec)
+				}
+			}
 		}
 	}
 	m := Message{Type: TypeBadge, Badge: r.openCount(ctx)}
@@ -383,8 +393,21 @@ func (r *Router) flush(ctx context.Context) {
 			r.sent[id] = now
 		}
 		r.forget()
+		r.enqueueTo(ctx, m, func(d models.Device) bool { return anyVotable(d, openRecs) })
+		return
 	}
 	r.enqueue(ctx, m)
+}
+
+// anyVotable reports whether the device's owner may vote on any of recs: an
+// alert goes only to the people who can act on it.
+func anyVotable(d models.Device, recs []models.Request) bool {
+	for i := range recs {
+		if d.MayVoteOn(&recs[i]) {
+			return true
+		}
+	}
+	return false
 }
 
 // enqueue hands each message to every live device's queue without waiting.
@@ -392,18 +415,32 @@ func (r *Router) enqueue(ctx context.Context, msgs ...Message) {
 	if len(msgs) == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	devs, err := r.store.ListDevices(ctx, false)
-	if err != nil {
-		if ctx.Err() == nil {
-			slog.Error("push: list devices", "err", err)
-		}
-		return
-	}
+	devs := r.liveDevices(ctx)
 	for _, m := range msgs {
 		r.offer(devs, m)
 	}
+}
+
+// enqueueTo hands m to the queue of every live device keep admits, without
+// waiting.
+func (r *Router) enqueueTo(ctx context.Context, m Message, keep func(models.Device) bool) {
+	var kept []models.Device
+	for _, d := range r.liveDevices(ctx) {
+		if keep(d) {
+			kept = append(kept, d)
+		}
+	}
+	r.offer(kept, m)
+}
+
+func (r *Router) liveDevices(ctx context.Context) []models.Device {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	devs, err := r.store.ListDevices(ctx, false)
+	if err != nil && ctx.Err() == nil {
+		slog.Error("push: list devices", "err", err)
+	}
+	return devs
 }
 
 func (r *Router) offer(devs []models.Device, m Message) {

@@ -53,6 +53,22 @@ type Card struct {
 	Runtime    string // the named runtime's name, "" when the request names none
 	Machine    string // that runtime's machine
 	Edited     bool   // the filer changed it after filing (an unsealed request)
+
+	Approvals *Approvals // nil without an approval policy
+	NoVote    string     // why the operator viewing may not vote, in words; "" when they may
+}
+
+// Approvals is a card's approval policy and the votes so far.
+type Approvals struct {
+	Required int
+	Groups   []string
+	Votes    []Vote
+}
+
+// Vote is one operator's vote, as the votes line shows it.
+type Vote struct {
+	By     string // the operator's name
+	Option string // the option's label
 }
 
 // Open reports whether the card still waits for a decision.

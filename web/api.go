@@ -51,7 +51,34 @@ func toAPIRequest(r *models.Request) api.Request {
 	if out.Actuation.State == "" {
 		out.Actuation.State = models.ActuationNone
 	}
+	out.Approvals = toAPIApprovals(r)
 	return out
+}
+
+func toAPIApprovals(r *models.Request) *api.Approvals {
+	a := r.Approvers
+	if a == nil {
+		return nil
+	}
+	out := &api.Approvals{Groups: a.Groups, Required: a.Required, Votes: make([]api.Vote, len(r.Votes))}
+	if out.Groups == nil {
+		out.Groups = []string{}
+	}
+	if a.Note != "" {
+		n := a.Note
+		out.Note = &n
+	}
+	for i, v := range r.Votes {
+		out.Votes[i] = api.Vote{By: v.By, Decision: v.Decision, Note: v.Note, At: v.At.UTC()}
+	}
+	return out
+}
+
+func toModelApprovers(in *api.Approvers) *models.Approvers {
+	if in == nil {
+		return nil
+	}
+	return &models.Approvers{Groups: in.Groups, Required: in.Required, Note: in.Note}
 }
 
 func toModelOptions(in []api.Option) []models.Option {

@@ -49,6 +49,7 @@ type hub struct {
 type pageConn struct {
 	filter   views.Filter
 	operator string
+	voter    models.Principal // who is looking: cards say whether they may vote
 	send     chan []byte
 	shown    map[string]bool
 	dropped  chan struct{}      // closed when the hub gives up on the page
@@ -165,12 +166,17 @@ func (h *hub) sync(pcs []*pageConn) {
 		ids []string
 		msg []byte
 	}
-	lists := map[views.Filter]list{}
+	type key struct {
+		filter views.Filter
+		voter  string
+	}
+	lists := map[key]list{}
 	now := time.Now()
 	for _, pc := range pcs {
-		l, ok := lists[pc.filter]
+		k := key{pc.filter, pc.operator}
+		l, ok := lists[k]
 		if !ok {
-			cards, err := h.cardsFor(ctx, pc.filter)
+			cards, err := h.cardsFor(ctx, pc.filter, pc.voter)
 			if err != nil {
 				slog.Error("hub: list", "err", err)
 				continue
@@ -183,7 +189,7 @@ func (h *hub) sync(pcs []*pageConn) {
 			if pc.filter.ID != "" && len(cards) > 0 {
 				l.msg = append(l.msg, h.auditFragment(ctx, pc.filter.ID)...)
 			}
-			lists[pc.filter] = l
+			lists[k] = l
 		}
 		pc.shown = make(map[string]bool, len(l.ids))
 		for _, id := range l.ids {
@@ -193,7 +199,7 @@ func (h *hub) sync(pcs []*pageConn) {
 	}
 }
 
-func (h *hub) cardsFor(ctx context.Context, f views.Filter) ([]views.Card, error) {
+func (h *hub) cardsFor(ctx context.Context, f views.Filter, viewer models.Principal) ([]views.Card, error) {
 	if f.ID != "" {
 		r, err := h.s.store.GetRequest(ctx, f.ID)
 		if models.ErrorCode(err) == models.ECodeNotFound {
@@ -202,13 +208,13 @@ func (h *hub) cardsFor(ctx context.Context, f views.Filter) ([]views.Card, error
 		if err != nil {
 			return nil, err
 		}
-		return []views.Card{cardOf(ctx, h.s.runtimeNames(), r)}, nil
+		return []views.Card{cardOf(ctx, h.s.runtimeNames(), viewer, r)}, nil
 	}
 	rows, _, err := h.s.store.ListRequests(ctx, models.ListFilter{Status: f.Status, Kind: f.Kind, Risk: f.Risk})
 	if err != nil {
 		return nil, err
 	}
-	return cardsOfRows(ctx, h.s.runtimeNames(), rows), nil
+	return cardsOfRows(ctx, h.s.runtimeNames(), viewer, rows), nil
 }
 
 // apply sends every page what one change means for it: the card inserted,
@@ -234,52 +240,69 @@ func (h *hub) apply(ch models.Change) {
 		countFrag = renderBytes(views.OOBCount(count))
 	}
 	now := time.Now()
-	var card views.Card
+	// The runtime's name is read once; the rest of the card depends on who views it.
+	var named views.Card
 	if r != nil {
-		card = cardOf(ctx, h.s.runtimeNames(), r)
+		named = cardOf(ctx, h.s.runtimeNames(), models.Principal{}, r)
 	}
-	// Each kind of fragment is rendered at most once, whatever the number of pages.
+	// Each kind of fragment is rendered at most once per reason a viewer may
+	// not vote (most pages share one), whatever the number of pages.
 	frags := map[string][]byte{}
-	frag := func(kind string) []byte {
-		if b, ok := frags[kind]; ok {
-			return b
+	for pc := range h.conns {
+		var card views.Card
+		if r != nil {
+			card = toCard(r, pc.voter)
+			card.Runtime, card.Machine = named.Runtime, named.Machine
 		}
-		x := views.Ctx{Now: now, Back: "/", Page: kind == "replace-page"}
-		var b []byte
-		switch kind {
-		case "insert":
-			b = renderBytes(views.OOBInsert(card, x))
-		case "replace":
-			b = renderBytes(views.OOBReplace(card, x))
-		case "replace-page":
-			// The request's own page also shows its trail: the row of what
-			// just happened appears without a reload.
-			b = append(renderBytes(views.OOBReplace(card, x)), h.auditFragment(ctx, ch.RequestID)...)
-		case "remove":
-			b = renderBytes(views.OOBRemove(ch.RequestID))
-		}
-		b = append(append([]byte{}, countFrag...), b...)
-		frags[kind] = b
+		h.applyTo(pc, r, ch, countFrag, func(kind string) []byte {
+			return h.fragment(ctx, frags, kind, card, ch, now, countFrag)
+		})
+	}
+}
+
+// fragment renders (once per kind and card state) what apply sends a page.
+func (h *hub) fragment(ctx context.Context, frags map[string][]byte, kind string, card views.Card, ch models.Change, now time.Time, countFrag []byte) []byte {
+	cacheKey := kind + "\x00" + card.NoVote
+	if b, ok := frags[cacheKey]; ok {
 		return b
 	}
-	for pc := range h.conns {
-		match := r != nil && matches(pc.filter, r)
-		shown := pc.shown[ch.RequestID]
-		switch {
-		case match && shown && pc.filter.ID != "":
-			h.deliver(pc, frag("replace-page"))
-		case match && shown:
-			h.deliver(pc, frag("replace"))
-		case match:
-			pc.shown[ch.RequestID] = true
-			h.deliver(pc, frag("insert"))
-		case shown:
-			delete(pc.shown, ch.RequestID)
-			h.deliver(pc, frag("remove"))
-		default:
-			if countFrag != nil {
-				h.deliver(pc, countFrag)
-			}
+	x := views.Ctx{Now: now, Back: "/", Page: kind == "replace-page"}
+	var b []byte
+	switch kind {
+	case "insert":
+		b = renderBytes(views.OOBInsert(card, x))
+	case "replace":
+		b = renderBytes(views.OOBReplace(card, x))
+	case "replace-page":
+		// The request's own page also shows its trail: the row of what
+		// just happened appears without a reload.
+		b = append(renderBytes(views.OOBReplace(card, x)), h.auditFragment(ctx, ch.RequestID)...)
+	case "remove":
+		b = renderBytes(views.OOBRemove(ch.RequestID))
+	}
+	b = append(append([]byte{}, countFrag...), b...)
+	frags[cacheKey] = b
+	return b
+}
+
+// applyTo sends one page what a change means for it.
+func (h *hub) applyTo(pc *pageConn, r *models.Request, ch models.Change, countFrag []byte, frag func(kind string) []byte) {
+	match := r != nil && matches(pc.filter, r)
+	shown := pc.shown[ch.RequestID]
+	switch {
+	case match && shown && pc.filter.ID != "":
+		h.deliver(pc, frag("replace-page"))
+	case match && shown:
+		h.deliver(pc, frag("replace"))
+	case match:
+		pc.shown[ch.RequestID] = true
+		h.deliver(pc, frag("insert"))
+	case shown:
+		delete(pc.shown, ch.RequestID)
+		h.deliver(pc, frag("remove"))
+	default:
+		if countFrag != nil {
+			h.deliver(pc, countFrag)
 		}
 	}
 }

@@ -48,8 +48,8 @@ func (s *Server) connectPage(c echo.Context) error {
 	defer cancel()
 	wctx, abort := context.WithCancel(ctx)
 	defer abort()
-	op := Principal(c).Label()
-	pc := &pageConn{filter: f, operator: op, send: make(chan []byte, pageQueue), dropped: make(chan struct{}), abort: abort}
+	voter := Principal(c)
+	pc := &pageConn{filter: f, operator: voter.Label(), voter: voter, send: make(chan []byte, pageQueue), dropped: make(chan struct{}), abort: abort}
 	h.arrive(pc)
 	defer h.depart(pc)
 

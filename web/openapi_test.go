@@ -363,6 +363,13 @@ func oaDecide(t *testing.T, e *oaEnv) {
 			noAuth.token = ""
 			e.do(t, noAuth)
 
+			// Under a two-person policy the first vote answers the open record
+			// with its approvals, and a second vote by the same operator is 409.
+			two := e.file(t, e.agent, map[string]any{"title": "Two people", "approvers": map[string]any{"required": 2, "note": "required"}})
+			e.do(t, with(call(two.ID, map[string]any{"version": two.Version, "decision": "once"}), 422, false))
+			e.do(t, with(call(two.ID, map[string]any{"version": two.Version, "decision": "once", "note": "looks right"}), 200, false))
+			e.do(t, with(call(two.ID, map[string]any{"version": two.Version + 1, "decision": "once", "note": "again"}), 409, false))
+
 			// Expired: a wait runs out past the expiry, then the decide is 410.
 			x := e.file(t, e.agent, map[string]any{"title": "Gone soon", "expires_in": 1})
 			e.do(t, oaCall{op: "waitRequest", method: "GET", path: "/v1/requests/" + x.ID + "/wait?timeout=1", token: e.agent, want: 200})

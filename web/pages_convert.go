@@ -5,14 +5,14 @@ import (
 	"encoding/json"
 	"log/slog"
 	"sort"
+	"strings"
 
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/gatehousehq/gatehouse/views"
 )
 
-// toCard is a stored request as the page shows it (without its runtime's
-// name: cardsOf adds that).
-func toCard(r *models.Request) views.Card {
+// toCard is a stored request as the page shows it.
+func toCard(r *models.Request, viewer models.Principal) views.Card {
 	c := views.Card{
 		ID: r.ID, Kind: r.Kind, Status: r.Status, Version: r.Version, Risk: r.Risk, Title: r.Title,
 		Summary: r.Summary, Tool: r.Tool, Command: r.Command, CreatedBy: r.CreatedBy,
@@ -34,6 +34,19 @@ func toCard(r *models.Request) views.Card {
 	}
 	c.Decision, c.Answer, c.Note = deref(r.Decision), deref(r.Answer), deref(r.Note)
 	c.DecidedBy, c.DecidedVia = deref(r.DecidedBy), deref(r.DecidedVia)
+	if a := r.Approvers; a != nil {
+		c.Approvals = &views.Approvals{Required: a.Required, Groups: a.Groups, Votes: make([]views.Vote, len(r.Votes))}
+		for i, v := range r.Votes {
+			label := v.Decision
+			if o, ok := r.Option(v.Decision); ok {
+				label = o.Label
+			}
+			c.Approvals.Votes[i] = views.Vote{By: strings.TrimPrefix(v.By, models.RoleOperator+":"), Option: label}
+		}
+		if r.Open() {
+			c.NoVote = r.WhyNotVote(viewer)
+		}
+	}
 	return c
 }
 
@@ -44,11 +57,11 @@ type runtimeReader interface {
 
 // cardsOf converts requests and names the runtime and machine of each that
 // names one, reading each runtime once.
-func cardsOf(ctx context.Context, rt runtimeReader, rs ...*models.Request) []views.Card {
+func cardsOf(ctx context.Context, rt runtimeReader, viewer models.Principal, rs ...*models.Request) []views.Card {
 	out := make([]views.Card, len(rs))
 	seen := map[string]*models.Runtime{}
 	for i, r := range rs {
-		out[i] = toCard(r)
+		out[i] = toCard(r, viewer)
 		if r.RuntimeID == nil || rt == nil {
 			continue
 		}
@@ -83,16 +96,16 @@ func (s *Server) runtimeNames() runtimeReader {
 	return nil
 }
 
-func cardOf(ctx context.Context, rt runtimeReader, r *models.Request) views.Card {
-	return cardsOf(ctx, rt, r)[0]
+func cardOf(ctx context.Context, rt runtimeReader, viewer models.Principal, r *models.Request) views.Card {
+	return cardsOf(ctx, rt, viewer, r)[0]
 }
 
-func cardsOfRows(ctx context.Context, rt runtimeReader, rows []models.Request) []views.Card {
+func cardsOfRows(ctx context.Context, rt runtimeReader, viewer models.Principal, rows []models.Request) []views.Card {
 	ptrs := make([]*models.Request, len(rows))
 	for i := range rows {
 		ptrs[i] = &rows[i]
 	}
-	return cardsOf(ctx, rt, ptrs...)
+	return cardsOf(ctx, rt, viewer, ptrs...)
 }
 
 // toAudit is a request's trail as its page shows it.

@@ -40,8 +40,11 @@ func (s *Server) answerPage(c echo.Context, id string, r *models.Request, err er
 		if !isHTMX(c) {
 			return c.Redirect(http.StatusSeeOther, localPath(c.FormValue("back")))
 		}
-		card := toCard(r)
+		card := toCard(r, Principal(c))
 		n := views.Notice{Kind: "ok", Title: "Done: " + views.Outcome(card), Text: r.Title}
+		if r.Open() && card.Approvals != nil {
+			n.Title = "Vote recorded: " + views.ApprovalsText(card)
+		}
 		return render(c, http.StatusOK, views.NoticeView(n, views.Ctx{}))
 	}
 	var de *models.Error
@@ -51,7 +54,7 @@ func (s *Server) answerPage(c echo.Context, id string, r *models.Request, err er
 	status := statusOf[de.Code]
 	n := views.Notice{Kind: "error", Title: "Not done", Text: de.Detail}
 	if de.Current != nil {
-		cur := cardOf(c.Request().Context(), s.runtimeNames(), de.Current)
+		cur := cardOf(c.Request().Context(), s.runtimeNames(), Principal(c), de.Current)
 		n.Current = &cur
 	}
 	switch de.Code {
@@ -60,7 +63,7 @@ func (s *Server) answerPage(c echo.Context, id string, r *models.Request, err er
 		n.Text = "Someone or something acted on this request before your click landed; yours was not applied."
 		if de.Current != nil && de.Current.Open() {
 			n.Title = "Changed since you saw it"
-			n.Text = "The request was edited after your page showed it; look again and decide."
+			n.Text = "The request was edited or voted on after your page showed it; look again and decide."
 		}
 	case models.ECodeExpired:
 		n.Kind, n.Title, n.Text = "expired", "Expired", "The request expired before your decision; yours was not applied."

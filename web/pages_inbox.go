@@ -34,7 +34,7 @@ func (s *Server) showInbox(c echo.Context) error {
 		return err
 	}
 	in := views.Inbox{
-		Page: s.pageOf(c, "", views.WSURL(f)), Filter: f, Cards: cardsOfRows(c.Request().Context(), s.runtimeNames(), rows), NextCursor: next, Now: time.Now(),
+		Page: s.pageOf(c, "", views.WSURL(f)), Filter: f, Cards: cardsOfRows(c.Request().Context(), s.runtimeNames(), Principal(c), rows), NextCursor: next, Now: time.Now(),
 	}
 	if c.QueryParam("cursor") != "" {
 		in.Page.WSURL = "" // an older page is a static view: live updates go to the first page
@@ -58,7 +58,7 @@ func (s *Server) renderRequest(c echo.Context, status int, id string, n *views.N
 		return err
 	}
 	d := views.Detail{
-		Page: s.pageOf(c, r.Title, views.WSURL(views.Filter{ID: r.ID})), Card: cardOf(ctx, s.runtimeNames(), r), Detail: r.Detail,
+		Page: s.pageOf(c, r.Title, views.WSURL(views.Filter{ID: r.ID})), Card: cardOf(ctx, s.runtimeNames(), Principal(c), r), Detail: r.Detail,
 		SourceRef: sortedRef(r.SourceRef), Audit: toAudit(r.ID, trail), Notice: n, Now: time.Now(),
 	}
 	return render(c, status, views.DetailPage(d))

@@ -44,7 +44,8 @@ func (s *Server) Decide(c echo.Context, id string, in api.Decide) (*models.Reque
 	if in.Version == nil {
 		return nil, invalid("version is required: the version of the request you decided on")
 	}
-	d := models.Decision{Version: *in.Version, Answer: emptyNil(in.Answer), Note: emptyNil(in.Note), By: Principal(c).Label(), Via: via(c)}
+	p := Principal(c)
+	d := models.Decision{Version: *in.Version, Answer: emptyNil(in.Answer), Note: emptyNil(in.Note), By: p.Label(), Via: via(c), Voter: &p}
 	if in.Decision != nil {
 		d.Option = *in.Decision
 	}

@@ -17,7 +17,8 @@ func toNewRequest(in api.NewRequest) (models.NewRequest, error) {
 		Kind: in.Kind, Title: in.Title, Summary: in.Summary, Detail: in.Detail, Risk: in.Risk,
 		Tool: in.Tool, Command: in.Command, Options: toModelOptions(in.Options), AllowAnswer: in.AllowAnswer,
 		DefaultOption: in.DefaultOption, Source: in.Source, SourceRef: in.SourceRef, RuntimeID: in.RuntimeID,
-		Unsealed: in.Sealed != nil && !*in.Sealed,
+		Unsealed:  in.Sealed != nil && !*in.Sealed,
+		Approvers: toModelApprovers(in.Approvers),
 	}
 	if in.ExpiresIn != nil {
 		d, err := seconds("expires_in", *in.ExpiresIn)

@@ -29,7 +29,9 @@ func TestKillUnderLoad(t *testing.T) {
 		filed := map[string]bool{}   // answered 201
 		decided := map[string]bool{} // answered 200 to the decide
 		for round, killAfter := range []int{25, 60, 120} {
-			srv := gatehousetest.Start(t, bin, database)
+			// One agent token files as fast as it can here: lift the per-token
+			// filing limit, which is not what this test is about.
+			srv := gatehousetest.Start(t, bin, database, "--filing-rate", "1000000", "--filing-burst", "1000000")
 			agent, op := srv.Client(agentToken), srv.Client(opToken)
 			acks := make(chan struct{}, 1024)
 			var writers sync.WaitGroup

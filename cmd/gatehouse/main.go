@@ -15,7 +15,7 @@ const usage = `gatehouse: the operator's inbox for AI agents
 
 Usage:
   gatehouse serve [--addr 127.0.0.1:8080] [--database sqlite:PATH|postgres://…] [--base-url URL] [--rules FILE]
-  gatehouse token create --role operator|runtime|agent --name NAME [--database URL] [--create]
+  gatehouse token create --role operator|runtime|agent --name NAME [--groups G1,G2] [--for OPERATOR] [--database URL] [--create]
   gatehouse token list [--database URL]
   gatehouse token revoke ID|NAME [--database URL]
   gatehouse rules check FILE

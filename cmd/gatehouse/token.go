@@ -5,8 +5,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/gatehousehq/gatehouse/models"
 )
 
 // runToken creates, lists and revokes tokens directly in the database, so it
@@ -22,6 +25,8 @@ func runToken(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	database, create := databaseFlags(fs)
 	role := fs.String("role", "", "operator, runtime or agent (create)")
 	name := fs.String("name", "", "a name for the token's holder (create)")
+	groups := fs.String("groups", "", "comma-separated groups of an operator, e.g. sre,release (create)")
+	forName := fs.String("for", "", "the operator an agent or runtime token acts for, who may never approve its requests (create)")
 	positional, err := parseInterspersed(fs, args[1:])
 	if err != nil {
 		return 2
@@ -34,7 +39,7 @@ func runToken(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	defer closeDB()
 	switch sub {
 	case "create":
-		_, secret, err := store.CreateToken(ctx, *role, *name)
+		_, secret, err := store.CreateNamedToken(ctx, models.NewToken{Role: *role, Name: *name, Groups: splitList(*groups), For: *forName})
 		if err != nil {
 			fmt.Fprintln(stderr, "gatehouse:", err)
 			return 1
@@ -47,13 +52,13 @@ func runToken(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 			return 1
 		}
 		w := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
-		fmt.Fprintln(w, "ID\tROLE\tNAME\tCREATED\tSTATE")
+		fmt.Fprintln(w, "ID\tROLE\tNAME\tGROUPS\tFOR\tCREATED\tSTATE")
 		for _, t := range ts {
 			state := "live"
 			if t.RevokedAt != nil {
 				state = "revoked " + t.RevokedAt.Format(time.RFC3339)
 			}
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", t.ID, t.Role, t.Name, t.CreatedAt.Format(time.RFC3339), state)
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Role, t.Name, dash(strings.Join(t.Groups, ",")), dash(t.For), t.CreatedAt.Format(time.RFC3339), state)
 		}
 		w.Flush()
 	case "revoke":
@@ -72,6 +77,24 @@ func runToken(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		return 2
 	}
 	return 0
+}
+
+// splitList reads "a, b,c" as [a b c].
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 // parseInterspersed parses flags that may come before or after positional

@@ -94,6 +94,17 @@ func (e *Env) Token(role, name string) string {
 	return secret
 }
 
+// NamedToken creates a token with groups or the person it acts for and
+// returns its secret.
+func (e *Env) NamedToken(n models.NewToken) string {
+	e.T.Helper()
+	_, secret, err := e.Store.CreateNamedToken(context.Background(), n)
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	return secret
+}
+
 // Do sends a call with a bearer token (none when token is "") and a body (a
 // string or []byte is sent as is, anything else as JSON). It returns the
 // status and the body.

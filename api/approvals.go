@@ -1,0 +1,30 @@
+package api
+
+import "time"
+
+// Approvers is an approval policy (DESIGN.md "Who may approve"): only
+// operators in one of Groups (any operator when empty) may decide, Required
+// distinct votes for one option resolve, and Note "required" makes every vote
+// carry a note. On filing it may only make the rules' policy stricter.
+type Approvers struct {
+	Groups   []string `json:"groups,omitempty"`
+	Required int      `json:"required"`
+	Note     string   `json:"note,omitempty"`
+}
+
+// Approvals is a record's policy and the votes cast under it; absent from a
+// record without a policy, where any one operator decides.
+type Approvals struct {
+	Groups   []string `json:"groups"`
+	Required int      `json:"required"`
+	Note     *string  `json:"note"`
+	Votes    []Vote   `json:"votes"`
+}
+
+// Vote is one operator's decide under a policy.
+type Vote struct {
+	By       string    `json:"by"`
+	Decision string    `json:"decision"`
+	Note     *string   `json:"note"`
+	At       time.Time `json:"at"`
+}
