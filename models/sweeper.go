@@ -34,7 +34,7 @@ func (w *Sweeper) Run(ctx context.Context) {
 	defer func() { sub.Close() }()
 	timer := time.NewTimer(0)
 	defer timer.Stop()
-	due := time.Now() // when the timer fires
+	due := time.Now()    // when the timer fires
 	var purged time.Time // the last session purge
 	for {
 		select {
