@@ -1,16 +1,19 @@
 package models_test
 
 import (
+	"context"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/gatehousehq/gatehouse/models/modelstest"
 )
 
 func TestSessions(t *testing.T) {
 	modelstest.Each(t, func(t *testing.T, dialect string) {
-		s, _ := modelstest.Store(t, dialect)
+		s, changes := modelstest.Store(t, dialect)
 		clock := time.Now().UTC().Truncate(time.Second)
 		s.Now = func() time.Time { return clock }
 		_, op, err := s.CreateToken(ctx, models.RoleOperator, "op")
@@ -107,6 +110,44 @@ func TestSessions(t *testing.T) {
 				t.Fatalf("after 61 s: %+v %v", got, err)
 			}
 			clock = start
+		})
+
+		t.Run("a session from before ids gets one at migration", func(t *testing.T) {
+			sess, cookie := login(t)
+			if err := s.DB.Exec("UPDATE sessions SET id = '', last_seen_at = NULL WHERE id = ?", sess.ID).Error; err != nil {
+				t.Fatal(err)
+			}
+			if err := models.Migrate(s.DB); err != nil {
+				t.Fatal(err)
+			}
+			var got models.Session
+			if err := s.DB.Where("hash = ?", models.HashSecret(cookie)).Take(&got).Error; err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(got.ID, "ses_") || got.LastSeenAt.IsZero() {
+				t.Fatalf("migrated %+v", got)
+			}
+			if err := s.EndSessionID(ctx, got.ID); err != nil {
+				t.Fatal(err)
+			}
+		})
+
+		t.Run("the expiry sweeper purges expired ones", func(t *testing.T) {
+			start := clock
+			_, cookie := login(t)
+			clock = start.Add(31 * 24 * time.Hour)
+			defer func() { clock = start }()
+			settled := make(chan int, 16)
+			sctx, cancel := context.WithCancel(ctx)
+			done := make(chan struct{})
+			sw := &models.Sweeper{Store: s, Changes: changes, Settled: func(n int) { settled <- n }}
+			go func() { sw.Run(sctx); close(done) }()
+			defer func() { cancel(); testkit.Recv(t, done, "the sweeper to stop") }()
+			testkit.Recv(t, settled, "the first sweep")
+			var left int64
+			if err := s.DB.Model(&models.Session{}).Where("hash = ?", models.HashSecret(cookie)).Count(&left).Error; err != nil || left != 0 {
+				t.Fatalf("left %d %v", left, err)
+			}
 		})
 
 		t.Run("expired ones are purged", func(t *testing.T) {
