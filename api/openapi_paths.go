@@ -129,6 +129,11 @@ func operations() []operation {
 		{method: "post", path: "/api/operator-attention/permissions/decide", id: "decideAttention", summary: "The same decide, in the shape runtimes speak",
 			roles: op, body: AttentionDecide{}, responses: decided},
 
+		{method: "get", path: "/v1/sessions", id: "listSessions", summary: "Live page sessions: who is logged in where",
+			roles: op, responses: answers([]answer{{status: 200, body: Sessions{}}}, 401, 403)},
+		{method: "delete", path: "/v1/sessions/:id", id: "endSession", summary: "End a page session (its cookie is refused at once)",
+			roles: op, responses: answers([]answer{{status: 204}}, 401, 403, 404)},
+
 		{method: "get", path: "/v1/rules", id: "listRules", summary: "The rules in force",
 			roles: op, responses: answers([]answer{{status: 200, body: Rules{}}}, 401, 403)},
 

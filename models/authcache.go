@@ -136,6 +136,17 @@ func revoked(tx *gorm.DB) error {
 	return tx.Exec(fmt.Sprintf("PRAGMA user_version = %d", v+1)).Error
 }
 
+// dropCachedOn drops this store's own cache once a revocation committed (err
+// nil): on PostgreSQL the revoke notification reaches this replica's cache only
+// after a round trip through LISTEN, and the revoker must not accept what it
+// just revoked in between.
+func (s *Store) dropCachedOn(err error) error {
+	if err == nil && s.auth != nil {
+		s.auth.drop()
+	}
+	return err
+}
+
 // CacheAuth makes a PostgreSQL store cache authentication, dropping the
 // cache at every revocation and resync changes relays (the replica listener
 // must feed changes). A SQLite store caches from NewStore on.

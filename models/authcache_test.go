@@ -83,6 +83,27 @@ func TestAuthCacheSQLite(t *testing.T) {
 		refused(t, err, "ended session")
 	})
 
+	t.Run("a session ended by id by another process is refused at once", func(t *testing.T) {
+		_, opSecret, err := server.CreateToken(ctx, models.RoleOperator, "op-by-id")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sess, cookie, err := server.LoginWithToken(ctx, opSecret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			if _, err := server.SessionFor(ctx, cookie); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := cli.EndSessionID(ctx, sess.ID); err != nil {
+			t.Fatal(err)
+		}
+		_, err = server.SessionFor(ctx, cookie)
+		refused(t, err, "session ended by id")
+	})
+
 	t.Run("a revoked token's sessions are refused at once", func(t *testing.T) {
 		tok, opSecret, err := server.CreateToken(ctx, models.RoleOperator, "op2")
 		if err != nil {
@@ -149,6 +170,28 @@ func TestAuthCacheReplicas(t *testing.T) {
 			within(t, heard, "the revocation reaching the other replica")
 			_, err = b.store.Authenticate(ctx, secret)
 			refused(t, err, "revoked token on the other replica")
+		})
+
+		t.Run("a session ended by id by "+by.name+" is refused by a replica that cached it", func(t *testing.T) {
+			_, opSecret, err := a.store.CreateToken(ctx, models.RoleOperator, "op-"+by.name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sess, cookie, err := a.store.LoginWithToken(ctx, opSecret)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range 2 {
+				if _, err := b.store.SessionFor(ctx, cookie); err != nil {
+					t.Fatalf("session on b: %v", err)
+				}
+			}
+			if err := by.store.EndSessionID(ctx, sess.ID); err != nil {
+				t.Fatal(err)
+			}
+			within(t, heard, "the session's end reaching the other replica")
+			_, err = b.store.SessionFor(ctx, cookie)
+			refused(t, err, "ended session on the other replica")
 		})
 	}
 }

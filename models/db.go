@@ -153,6 +153,9 @@ func Migrate(db *gorm.DB) error {
 	if err := scopePendingIDs(db); err != nil {
 		return err
 	}
+	if err := nameSessions(db); err != nil {
+		return err
+	}
 	return migrateAuditChain(db)
 }
 
@@ -200,4 +203,14 @@ func scopePendingIDs(db *gorm.DB) error {
 		})
 	}
 	return nil
+}
+
+// nameSessions gives sessions opened before sessions had ids one (derived
+// from the hash, which no one can turn back into the cookie) and a last-seen
+// time, so they can be listed, revoked and expire by disuse.
+func nameSessions(db *gorm.DB) error {
+	if err := db.Exec("UPDATE sessions SET id = 'ses_' || substr(hash, 1, 24) WHERE id IS NULL OR id = ''").Error; err != nil {
+		return err
+	}
+	return db.Exec("UPDATE sessions SET last_seen_at = created_at WHERE last_seen_at IS NULL").Error
 }

@@ -34,7 +34,8 @@ func (w *Sweeper) Run(ctx context.Context) {
 	defer func() { sub.Close() }()
 	timer := time.NewTimer(0)
 	defer timer.Stop()
-	due := time.Now() // when the timer fires
+	due := time.Now()    // when the timer fires
+	var purged time.Time // the last session purge
 	for {
 		select {
 		case <-ctx.Done():
@@ -58,6 +59,14 @@ func (w *Sweeper) Run(ctx context.Context) {
 		n, next, err := w.Store.Expire(ctx)
 		if err != nil && ctx.Err() == nil {
 			slog.Error("expiry sweep", "err", err)
+		}
+		// Expired sessions are refused already; a pass at most a minute apart
+		// (MaxSleep) deletes them, so none outlives its time by more.
+		if time.Since(purged) >= w.MaxSleep {
+			if _, err := w.Store.PurgeSessions(ctx); err != nil && ctx.Err() == nil {
+				slog.Error("session purge", "err", err)
+			}
+			purged = time.Now()
 		}
 		if w.Settled != nil {
 			w.Settled(n)

@@ -72,14 +72,18 @@ func NewID(prefix string) string {
 }
 
 // Session is a browser login; the cookie carries the secret, the table its hash.
+// ID names it in lists and revocations; it is not the secret.
 type Session struct {
-	Hash      string   `gorm:"primaryKey;size:64"`
-	TokenID   string   `gorm:"size:40"`
-	Name      string   `gorm:"size:100;not null"`
-	Groups    []string `gorm:"serializer:json"` // the token's groups when it was opened (tokens never change)
-	CSRF      string   `gorm:"size:64;not null"`
-	CreatedAt time.Time
-	ExpiresAt time.Time `gorm:"index"`
+	Hash       string   `gorm:"primaryKey;size:64"`
+	ID         string   `gorm:"size:40;index"`
+	TokenID    string   `gorm:"size:40"`
+	Name       string   `gorm:"size:100;not null"`
+	Groups     []string `gorm:"serializer:json"` // the token's groups when it was opened (tokens never change)
+	CSRF       string   `gorm:"size:64;not null"`
+	UserAgent  string   `gorm:"size:200"`
+	CreatedAt  time.Time
+	LastSeenAt time.Time
+	ExpiresAt  time.Time `gorm:"index"`
 }
 
 // LoginTicket is a one-time login link.

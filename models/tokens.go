@@ -109,7 +109,7 @@ func (s *Store) RevokeToken(ctx context.Context, idOrName string) (int64, error)
 		}
 		return revoked(tx)
 	})
-	return n, err
+	return n, s.dropCachedOn(err)
 }
 
 // Authenticate returns the live token a secret belongs to.
@@ -160,8 +160,12 @@ func (s *Store) CreateLoginTicket(ctx context.Context, ttl time.Duration) (strin
 	return secret, err
 }
 
-// SessionTTL is how long a browser session lasts.
-const SessionTTL = 30 * 24 * time.Hour
+// A browser session ends SessionIdle after its last use and SessionTTL after
+// it opened, whichever comes first.
+const (
+	SessionTTL  = 30 * 24 * time.Hour
+	SessionIdle = 7 * 24 * time.Hour
+)
 
 // UseLoginTicket spends a one-time ticket and opens an operator session.
 func (s *Store) UseLoginTicket(ctx context.Context, secret string) (*Session, string, error) {
@@ -215,7 +219,8 @@ func (s *Store) LoginWithToken(ctx context.Context, secret string) (*Session, st
 func (s *Store) openSession(tx *gorm.DB, tokenID, name string, groups []string) (*Session, string, error) {
 	cookie := NewSecret("gs_")
 	now := s.now()
-	sess := &Session{Hash: HashSecret(cookie), TokenID: tokenID, Name: name, Groups: groups, CSRF: NewID("csrf_"), CreatedAt: now, ExpiresAt: now.Add(SessionTTL)}
+	sess := &Session{Hash: HashSecret(cookie), ID: NewID("ses_"), TokenID: tokenID, Name: name, Groups: groups, CSRF: NewID("csrf_"),
+		CreatedAt: now, LastSeenAt: now, ExpiresAt: sessionExpiry(now, now)}
 	if err := tx.Create(sess).Error; err != nil {
 		return nil, "", err
 	}
@@ -233,7 +238,7 @@ func (s *Store) SessionFor(ctx context.Context, cookie string) (*Session, error)
 			return nil, err
 		}
 		if sess, ok := s.auth.session(hash, l); ok && now.Before(sess.ExpiresAt) {
-			return &sess, nil
+			return s.seen(ctx, hash, sess, l)
 		}
 	}
 	var sess Session
@@ -244,20 +249,17 @@ func (s *Store) SessionFor(ctx context.Context, cookie string) (*Session, error)
 	if err != nil {
 		return nil, err
 	}
-	if s.auth != nil {
-		s.auth.putSession(hash, sess, l)
-	}
-	return &sess, nil
+	return s.seen(ctx, hash, sess, l)
 }
 
 // EndSession logs a session out, on every replica's cache too.
 func (s *Store) EndSession(ctx context.Context, cookie string) error {
-	return s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	return s.dropCachedOn(s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Where("hash = ?", HashSecret(cookie)).Delete(&Session{}).Error; err != nil {
 			return err
 		}
 		return revoked(tx)
-	})
+	}))
 }
 
 // Principal is the operator a session speaks for.

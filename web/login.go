@@ -19,11 +19,14 @@ func (s *Server) loginLink(c echo.Context) error {
 	if ticket == "" {
 		return s.renderLoginPage(c, http.StatusOK, "")
 	}
-	_, cookie, err := s.store.UseLoginTicket(c.Request().Context(), ticket)
+	sess, cookie, err := s.store.UseLoginTicket(c.Request().Context(), ticket)
 	if err != nil {
 		if models.ErrorCode(err) == models.ECodeUnauthenticated {
 			return s.renderLoginPage(c, http.StatusUnauthorized, "This login link is unknown, used or expired. Log in with an operator token.")
 		}
+		return err
+	}
+	if err := s.store.DescribeSession(c.Request().Context(), sess.ID, c.Request().UserAgent()); err != nil {
 		return err
 	}
 	s.setSession(c, cookie)
@@ -33,11 +36,14 @@ func (s *Server) loginLink(c echo.Context) error {
 // loginToken opens a session for an operator token posted in the form field
 // "token".
 func (s *Server) loginToken(c echo.Context) error {
-	_, cookie, err := s.store.LoginWithToken(c.Request().Context(), c.FormValue("token"))
+	sess, cookie, err := s.store.LoginWithToken(c.Request().Context(), c.FormValue("token"))
 	if err != nil {
 		if models.ErrorCode(err) == models.ECodeUnauthenticated {
 			return s.renderLoginPage(c, http.StatusUnauthorized, "That is not a live operator token.")
 		}
+		return err
+	}
+	if err := s.store.DescribeSession(c.Request().Context(), sess.ID, c.Request().UserAgent()); err != nil {
 		return err
 	}
 	s.setSession(c, cookie)

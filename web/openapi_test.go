@@ -218,6 +218,7 @@ func TestOpenAPIMatchesEveryRoute(t *testing.T) {
 		t.Run("runtimes", func(t *testing.T) { oaRuntimes(t, e) })
 		t.Run("pending", func(t *testing.T) { oaPending(t, e) })
 		t.Run("devices", func(t *testing.T) { oaDevices(t, e) })
+		t.Run("sessions", func(t *testing.T) { oaSessions(t, e) })
 		t.Run("every operation is called", func(t *testing.T) {
 			var skipped []string
 			for key, op := range e.ops {
@@ -242,6 +243,25 @@ func oaService(t *testing.T, e *oaEnv) {
 	e.do(t, oaCall{op: "listRules", method: "GET", path: "/v1/rules", token: e.op, want: 200})
 	e.do(t, oaCall{op: "listRules", method: "GET", path: "/v1/rules", token: e.agent, want: 403})
 	e.do(t, oaCall{op: "listRules", method: "GET", path: "/v1/rules", want: 401, badRequest: true})
+}
+
+func oaSessions(t *testing.T, e *oaEnv) {
+	sess, _, err := e.Store.LoginWithToken(context.Background(), e.op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	list := decodeAs[struct {
+		Sessions []struct{ ID string } `json:"sessions"`
+	}](t, e.do(t, oaCall{op: "listSessions", method: "GET", path: "/v1/sessions", token: e.op, want: 200}))
+	if len(list.Sessions) == 0 {
+		t.Fatal("no session listed")
+	}
+	e.do(t, oaCall{op: "listSessions", method: "GET", path: "/v1/sessions", token: e.agent, want: 403})
+	e.do(t, oaCall{op: "listSessions", method: "GET", path: "/v1/sessions", want: 401, badRequest: true})
+	e.do(t, oaCall{op: "endSession", method: "DELETE", path: "/v1/sessions/" + sess.ID, token: e.rt, want: 403})
+	e.do(t, oaCall{op: "endSession", method: "DELETE", path: "/v1/sessions/" + sess.ID, want: 401, badRequest: true})
+	e.do(t, oaCall{op: "endSession", method: "DELETE", path: "/v1/sessions/" + sess.ID, token: e.op, want: 204})
+	e.do(t, oaCall{op: "endSession", method: "DELETE", path: "/v1/sessions/" + sess.ID, token: e.op, want: 404})
 }
 
 func (e *oaEnv) file(t *testing.T, token string, body map[string]any) oaRecord {

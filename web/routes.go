@@ -29,6 +29,8 @@ func (s *Server) routes() {
 	v1.POST("/requests/:id/dismiss", s.dismissRequest, operator)
 	v1.GET("/requests/:id/audit", s.auditRequest, operator)
 	v1.GET("/rules", s.listRules, operator)
+	v1.GET("/sessions", s.listSessions, operator)
+	v1.DELETE("/sessions/:id", s.endSession, operator)
 	if s.audit != nil {
 		v1.GET("/audit", s.listAudit, operator)
 		v1.GET("/audit/head", s.getAuditHead, operator)

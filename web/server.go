@@ -34,6 +34,9 @@ type Store interface {
 	UseLoginTicket(ctx context.Context, secret string) (*models.Session, string, error)
 	LoginWithToken(ctx context.Context, secret string) (*models.Session, string, error)
 	EndSession(ctx context.Context, cookie string) error
+	DescribeSession(ctx context.Context, id, userAgent string) error
+	ListSessions(ctx context.Context) ([]models.Session, error)
+	EndSessionID(ctx context.Context, id string) error
 }
 
 // Watcher wakes a waiter at the next change of one request (a *models.Changes).

@@ -18,6 +18,7 @@ Usage:
   gatehouse token create --role operator|runtime|agent --name NAME [--groups G1,G2] [--for OPERATOR] [--database URL] [--create]
   gatehouse token list [--database URL]
   gatehouse token revoke ID|NAME [--database URL]
+  gatehouse session list|revoke ID [--database URL]
   gatehouse rules check FILE
   gatehouse rules test FILE [REQUEST.json]   (the request on stdin when not named)
   gatehouse push test [--database URL] [--base-url URL]
@@ -49,6 +50,7 @@ func commands() map[string]command {
 	return map[string]command{
 		"serve":   runServe,
 		"token":   runToken,
+		"session": runSession,
 		"ask":     runAsk,
 		"hook":    runHook,
 		"rules":   runRules,
