@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gatehousehq/gatehouse/api"
@@ -101,7 +102,7 @@ func (s *Server) canPark(c echo.Context) bool {
 type parkedWait struct {
 	s       *Server
 	id      string
-	version int // the record's version when the wait began
+	version atomic.Int64 // the record's version when the wait began; set by park while the watch is live
 	release func()
 	header  []byte // the header lines middleware set, shared (interned)
 
@@ -138,7 +139,8 @@ func (p *parkedWait) park(c echo.Context, first *models.Request, timeout time.Du
 		return false
 	}
 	s := p.s
-	p.version, p.release = first.Version, release
+	p.version.Store(int64(first.Version))
+	p.release = release
 	p.header = s.parking().headers.intern(c.Response().Header())
 	conn, _, err := http.NewResponseController(c.Response()).Hijack()
 	if err != nil { // not a connection that can be handed over
@@ -171,7 +173,9 @@ func (p *parkedWait) park(c echo.Context, first *models.Request, timeout time.Du
 }
 
 // moved reports whether r ends the wait: settled, or changed since it began.
-func (p *parkedWait) moved(r *models.Request) bool { return !r.Open() || r.Version != p.version }
+func (p *parkedWait) moved(r *models.Request) bool {
+	return !r.Open() || int64(r.Version) != p.version.Load()
+}
 
 // inlineAnswers is how many parked waits one announcement answers on the
 // announcer's own goroutine (a write that cannot block: see end); the rest go
