@@ -35,7 +35,10 @@ func (l *lines) Write(p []byte) (int, error) {
 			l.buf.WriteString(line) // an unfinished line waits for the rest
 			return len(p), nil
 		}
-		l.C <- line
+		select {
+		case l.C <- line:
+		default: // nobody reads this far: a log line must never block the server
+		}
 	}
 }
 

@@ -76,6 +76,9 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		return 2
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
+	// Put back the logger before, so a serve run in-process (the tests) does not
+	// leave later servers logging into its stderr.
+	defer slog.SetDefault(slog.Default())
 	slog.SetDefault(log)
 	if err := serve(ctx, cfg, stdout, stderr); err != nil {
 		log.Error("serve", "err", err)
