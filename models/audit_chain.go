@@ -107,7 +107,8 @@ func link(h *AuditHead, a *Audit) error {
 }
 
 func saveHead(tx *gorm.DB, h *AuditHead) error {
-	return tx.Model(&AuditHead{}).Where("id = 1").Updates(map[string]any{"seq": h.Seq, "hash": h.Hash, "at": h.At}).Error
+	// Hand SQL: GORM's map Updates cost a tenth of a filing's allocations.
+	return tx.Exec("UPDATE audit_head SET seq = ?, hash = ?, at = ? WHERE id = 1", h.Seq, h.Hash, h.At).Error
 }
 
 // migrateAuditChain makes the head row and chains, once and in id order, the
