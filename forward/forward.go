@@ -124,8 +124,8 @@ func (f *Forwarder) Run(ctx context.Context) {
 		case ch, ok := <-sub.C:
 			if !ok { // dropped for lagging: resubscribe and look again (as on a resync)
 				sub = f.Changes.Subscribe(256)
-			} else if ch.Action != models.ActionResync && (ch.Status != models.StatusResolved || ch.Action == models.ActionActuation) {
-				continue
+			} else if ch.Action != models.ActionResync && (ch.Status != models.StatusResolved || ch.Action == models.ActionActuation || ch.RuntimeID == "") {
+				continue // nothing to send: only a resolved runtime's request has an outbox row
 			}
 		case <-fl.finished:
 		case <-timer.C:

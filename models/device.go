@@ -173,6 +173,14 @@ func (s *Store) ListDevices(ctx context.Context, retired bool) ([]Device, error)
 	return ds, err
 }
 
+// HasDevices reports whether any device takes pushes: with none, the push
+// router has nothing to plan, read or claim for a change.
+func (s *Store) HasDevices(ctx context.Context) (bool, error) {
+	var n int64
+	err := s.reader(ctx).Raw("SELECT count(*) FROM (SELECT 1 FROM devices WHERE retired_at IS NULL LIMIT 1) d").Scan(&n).Error
+	return n > 0, err
+}
+
 // DropDevice deletes a device named by its id or token; ECodeNotFound when none.
 func (s *Store) DropDevice(ctx context.Context, idOrToken string) error {
 	t := idOrToken

@@ -24,7 +24,8 @@ const maxBatch = 128
 // the previous COMMIT ran); a leader whose batch left a queue hands the lead
 // to a fresh goroutine, so no caller waits on more than the batch after its own.
 type groupCommit struct {
-	db *gorm.DB // the single writer connection
+	db    *gorm.DB // the single writer connection
+	stmts *stmtCache
 
 	mu      sync.Mutex
 	queue   []*writeJob
@@ -107,7 +108,7 @@ func (g *groupCommit) commit(batch []*writeJob) {
 	if len(live) == 0 {
 		return
 	}
-	err := g.db.Transaction(func(tx *gorm.DB) error {
+	err := g.transaction(func(tx *gorm.DB) error {
 		if len(live) == 1 { // alone: its failure is the transaction's
 			live[0].err = live[0].run(tx)
 			return live[0].err
@@ -134,6 +135,41 @@ func (g *groupCommit) commit(batch []*writeJob) {
 		}
 		close(j.answered)
 	}
+}
+
+// transaction runs fn in one BEGIN IMMEDIATE … COMMIT (the DSN's _txlock)
+// whose statements go through the writer's statement cache, and prepares the
+// new ones after the COMMIT.
+func (g *groupCommit) transaction(fn func(tx *gorm.DB) error) (err error) {
+	sqlDB, err := g.db.DB()
+	if err != nil {
+		return err
+	}
+	ctx := g.db.Statement.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	sqlTx, err := sqlDB.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer g.stmts.prepareSeen(sqlDB)
+	tx := g.db.Session(&gorm.Session{NewDB: true, Context: ctx})
+	tx.Statement.ConnPool = &cachedTx{tx: sqlTx, cache: g.stmts}
+	committed := false
+	defer func() {
+		if !committed {
+			sqlTx.Rollback()
+		}
+	}()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	if err := sqlTx.Commit(); err != nil {
+		return err
+	}
+	committed = true
+	return nil
 }
 
 // run calls the job's function (and its in-transaction announcement), turning

@@ -35,7 +35,7 @@ type Store struct {
 func NewStore(db *gorm.DB, a Announcer) *Store {
 	var batch *groupCommit
 	if db.Dialector.Name() == "sqlite" {
-		batch = &groupCommit{db: db}
+		batch = &groupCommit{db: db, stmts: newStmtCache()}
 	}
 	s := &Store{
 		batch:         batch,
