@@ -10,6 +10,8 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
+
+	"github.com/gatehousehq/gatehouse/internal/lazyregexp"
 )
 
 // The actions a gate rule can take.
@@ -78,9 +80,9 @@ type matchSpec struct {
 
 // Names are shown to the agent and the operator as the grant's policy, so they
 // are identifiers, not prose (Gatehouse's policy pattern, shorter).
-var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,63}$`)
+var namePattern = lazyregexp.New(`^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,63}$`)
 
-var methodPattern = regexp.MustCompile(`^[A-Z]+$`)
+var methodPattern = lazyregexp.New(`^[A-Z]+$`)
 
 // LoadRules reads and compiles a rules file.
 func LoadRules(path string) (*Rules, error) {

@@ -4,13 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/client"
+	"github.com/gatehousehq/gatehouse/internal/lazyregexp"
 )
 
 // WaitPrefix is where the gate answers the agent's wait for a grant. The wait
@@ -23,7 +23,7 @@ const WaitPrefix = "/.well-known/gatehouse/pending/"
 // WaitHeader names the gate's wait URL on an approval_pending answer.
 const WaitHeader = "Gatehouse-Wait"
 
-var pendingIDPattern = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+var pendingIDPattern = lazyregexp.New(`^[a-z][a-z0-9_]{0,63}$`)
 
 // serveWait answers GET WaitPrefix{id} and WaitPrefix{id}/wait?timeout=S from
 // Gatehouse. It only reads: nothing here can decide or release a grant.

@@ -8,11 +8,12 @@ import (
 	"errors"
 	"net"
 	"net/url"
-	"regexp"
 	"strings"
 	"time"
 
 	"gorm.io/gorm"
+
+	"github.com/gatehousehq/gatehouse/internal/lazyregexp"
 )
 
 // Device kinds.
@@ -59,7 +60,7 @@ func (d *Device) MayVoteOn(r *Request) bool {
 // Live reports whether pushes still go to the device.
 func (d *Device) Live() bool { return d.RetiredAt == nil }
 
-var apnsToken = regexp.MustCompile(`^[0-9a-f]{32,200}$`)
+var apnsToken = lazyregexp.New(`^[0-9a-f]{32,200}$`)
 
 // NormalizeDevice validates what an operator registers and lower-cases an APNs token.
 func NormalizeDevice(d *Device) error {

@@ -2,10 +2,11 @@ package models
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gatehousehq/gatehouse/internal/lazyregexp"
 )
 
 // Pending grant statuses, as GET /v1/pending/{id} answers them.
@@ -38,10 +39,10 @@ const (
 var (
 	// Names (sandbox, policy, middleware) are identifiers, not prose: they reach
 	// the agent-facing body, so they cannot carry sentences.
-	grantNamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,127}$`)
-	methodPattern    = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,31}$`)
-	hostPattern      = regexp.MustCompile(`^(\[[0-9A-Fa-f:.%]+\]|[A-Za-z0-9._:-]{1,253})$`)
-	sha256Pattern    = regexp.MustCompile(`^[0-9A-Fa-f]{64}$`)
+	grantNamePattern = lazyregexp.New(`^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,127}$`)
+	methodPattern    = lazyregexp.New(`^[A-Za-z][A-Za-z0-9_-]{0,31}$`)
+	hostPattern      = lazyregexp.New(`^(\[[0-9A-Fa-f:.%]+\]|[A-Za-z0-9._:-]{1,253})$`)
+	sha256Pattern    = lazyregexp.New(`^[0-9A-Fa-f]{64}$`)
 )
 
 // Grant is one request-bound, single-use approval: the exact HTTP request a

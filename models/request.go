@@ -1,13 +1,13 @@
 package models
 
 import (
-	"regexp"
 	"strings"
 	"time"
 
 	"gorm.io/gorm"
 
 	"github.com/gatehousehq/gatehouse/api"
+	"github.com/gatehousehq/gatehouse/internal/lazyregexp"
 )
 
 // Kinds of request.
@@ -65,7 +65,7 @@ const (
 
 var (
 	// OptionIDPattern is the rule every option id (and pending id) follows.
-	OptionIDPattern = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+	OptionIDPattern = lazyregexp.New(`^[a-z][a-z0-9_]{0,63}$`)
 	kinds           = map[string]bool{KindApproval: true, KindQuestion: true, KindPermission: true, KindWaiting: true, KindReview: true, KindFailure: true, KindSetup: true}
 	risks           = map[string]bool{"low": true, "medium": true, "high": true}
 	sources         = map[string]bool{"session": true, "broker": true, "host": true, "system": true}

@@ -13,6 +13,8 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
+
+	"github.com/gatehousehq/gatehouse/internal/lazyregexp"
 )
 
 // RuleError is one problem in a rules file, at the line and column it starts.
@@ -34,7 +36,7 @@ func (e *RuleError) Error() string {
 // MaxRules caps a rules file; evaluation is a linear scan.
 const MaxRules = 1000
 
-var ruleNamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+var ruleNamePattern = lazyregexp.New(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
 
 // The file as written. Lists of strings are `any` so that both `kind: permission`
 // and `kind: [permission, approval]` are accepted.

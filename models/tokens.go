@@ -3,10 +3,11 @@ package models
 import (
 	"context"
 	"errors"
-	"regexp"
 	"time"
 
 	"gorm.io/gorm"
+
+	"github.com/gatehousehq/gatehouse/internal/lazyregexp"
 )
 
 // CreateToken makes a token and returns its record and the secret, which is
@@ -25,7 +26,7 @@ type NewToken struct {
 
 // namePattern is what a group or an operator's name may look like, so policies
 // and labels stay readable and unambiguous.
-var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$`)
+var namePattern = lazyregexp.New(`^[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$`)
 
 func (n *NewToken) validate() error {
 	if !ValidRole(n.Role) {

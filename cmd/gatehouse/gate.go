@@ -12,13 +12,13 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"regexp"
 	"strings"
 	"time"
 
 	"github.com/dustin/go-humanize"
 	"github.com/gatehousehq/gatehouse/client"
 	"github.com/gatehousehq/gatehouse/gate"
+	"github.com/gatehousehq/gatehouse/internal/lazyregexp"
 )
 
 // gateConfig is `gatehouse gate`'s flags, checked.
@@ -40,7 +40,7 @@ func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
 // sandboxPattern is Gatehouse's identifier rule for sandbox, checked here so a
 // bad --sandbox stops the gate instead of failing every ask.
-var sandboxPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,127}$`)
+var sandboxPattern = lazyregexp.New(`^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,127}$`)
 
 // parseGate reads the flags strictly: any bad value stops with a message naming it.
 func parseGate(args []string, getenv func(string) (string, bool), stderr io.Writer) (gateConfig, error) {
