@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/gowebpki/jcs"
 )
@@ -48,17 +49,106 @@ type AuditHead struct {
 // ComputeHash is the hex SHA-256 of the RFC 8785 canonical JSON of e without
 // its hash.
 func (e AuditEntry) ComputeHash() (string, error) {
-	e.Hash = ""
-	b, err := json.Marshal(e)
-	if err != nil {
-		return "", err
-	}
-	c, err := jcs.Transform(b)
+	c, err := e.canonical()
 	if err != nil {
 		return "", err
 	}
 	sum := sha256.Sum256(c)
 	return hex.EncodeToString(sum[:]), nil
+}
+
+// canonical is the RFC 8785 form of e without its hash. Every change appends
+// an entry inside the writer's turn, so the fixed shape is written directly
+// (keys in their sorted order, strings escaped as JCS does) and only detail
+// goes through the general canonicaliser; anything the direct form does not
+// cover (invalid UTF-8, integers past 2^53) takes the general path, and a
+// test and a fuzzer hold the two to the same bytes.
+func (e AuditEntry) canonical() ([]byte, error) {
+	const maxExact = 1 << 53
+	if e.Seq > maxExact || e.Version > maxExact || e.Version < -maxExact {
+		return e.canonicalJCS()
+	}
+	for _, s := range [...]string{e.Action, e.Actor, e.At, e.PrevHash, e.RequestID, e.Via} {
+		if !utf8.ValidString(s) {
+			return e.canonicalJCS()
+		}
+	}
+	if len(e.Detail) == 0 {
+		return e.canonicalJCS() // an error, as it always was
+	}
+	detail := []byte("{}")
+	if string(e.Detail) != "{}" {
+		d, err := jcs.Transform(e.Detail)
+		if err != nil {
+			return nil, err
+		}
+		detail = d
+	}
+	b := make([]byte, 0, 256+len(detail))
+	b = append(b, `{"action":`...)
+	b = appendJCSString(b, e.Action)
+	b = append(b, `,"actor":`...)
+	b = appendJCSString(b, e.Actor)
+	b = append(b, `,"at":`...)
+	b = appendJCSString(b, e.At)
+	b = append(b, `,"detail":`...)
+	b = append(b, detail...)
+	b = append(b, `,"prev_hash":`...)
+	b = appendJCSString(b, e.PrevHash)
+	b = append(b, `,"request_id":`...)
+	b = appendJCSString(b, e.RequestID)
+	b = append(b, `,"seq":`...)
+	b = strconv.AppendUint(b, e.Seq, 10)
+	b = append(b, `,"version":`...)
+	b = strconv.AppendInt(b, int64(e.Version), 10)
+	b = append(b, `,"via":`...)
+	b = appendJCSString(b, e.Via)
+	return append(b, '}'), nil
+}
+
+// canonicalJCS is canonical by the general canonicaliser.
+func (e AuditEntry) canonicalJCS() ([]byte, error) {
+	e.Hash = ""
+	b, err := json.Marshal(e)
+	if err != nil {
+		return nil, err
+	}
+	return jcs.Transform(b)
+}
+
+// appendJCSString appends s (valid UTF-8) as RFC 8785 writes a string:
+// ECMAScript's JSON.stringify, which escapes only the quote, the backslash
+// and the C0 controls, with the short forms where there are some.
+func appendJCSString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		b = append(b, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			b = append(b, '\\', c)
+		case '\b':
+			b = append(b, '\\', 'b')
+		case '\t':
+			b = append(b, '\\', 't')
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\f':
+			b = append(b, '\\', 'f')
+		case '\r':
+			b = append(b, '\\', 'r')
+		default:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		}
+		start = i + 1
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
 }
 
 // HeadSigningString is what a head's signature covers.
