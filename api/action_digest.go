@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"strconv"
+	"unicode/utf8"
 
 	"github.com/gowebpki/jcs"
 )
@@ -62,6 +64,83 @@ func ptrOrNull(p *string) *string {
 // ActionDigest is the hex SHA-256 of the RFC 8785 canonical JSON of a: what a
 // decision is bound to. Options keep their order (it is what the operator saw).
 func ActionDigest(a Action) string {
+	sum := sha256.Sum256(actionCanonical(a))
+	return hex.EncodeToString(sum[:])
+}
+
+// actionCanonical writes the canonical form directly (keys in sorted order,
+// strings as JCS escapes them): a decision computes it inside the writer's
+// turn. Invalid UTF-8, which json.Marshal would replace, takes the general
+// path; a test and a fuzzer hold the two to the same bytes.
+func actionCanonical(a Action) []byte {
+	valid := utf8.ValidString(a.Kind) && utf8.ValidString(a.Title) && utf8.ValidString(a.Summary) &&
+		utf8.ValidString(a.Detail) && utf8.ValidString(a.Tool) && utf8.ValidString(a.Command) &&
+		utf8.ValidString(a.DefaultOption) && (a.RuntimeID == nil || utf8.ValidString(*a.RuntimeID)) &&
+		(a.PendingID == nil || utf8.ValidString(*a.PendingID))
+	for _, o := range a.Options {
+		valid = valid && utf8.ValidString(o.ID) && utf8.ValidString(o.Label) && utf8.ValidString(o.Effect)
+	}
+	if !valid {
+		return actionCanonicalJCS(a)
+	}
+	str := func(b []byte, s string) []byte {
+		if s == "" {
+			return append(b, "null"...)
+		}
+		return appendJCSString(b, s)
+	}
+	deref := func(p *string) string {
+		if p == nil {
+			return ""
+		}
+		return *p
+	}
+	b := make([]byte, 0, 256+len(a.Detail)+len(a.Command)+len(a.Summary))
+	b = append(b, `{"allow_answer":`...)
+	b = strconv.AppendBool(b, a.AllowAnswer)
+	b = append(b, `,"command":`...)
+	b = str(b, a.Command)
+	b = append(b, `,"default_option":`...)
+	b = str(b, a.DefaultOption)
+	b = append(b, `,"detail":`...)
+	b = str(b, a.Detail)
+	b = append(b, `,"kind":`...)
+	b = str(b, a.Kind)
+	b = append(b, `,"options":`...)
+	if a.Options == nil {
+		b = append(b, "[]"...)
+	} else {
+		b = append(b, '[')
+		for i, o := range a.Options {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"effect":`...)
+			b = str(b, o.Effect)
+			b = append(b, `,"id":`...)
+			b = appendJCSString(b, o.ID)
+			b = append(b, `,"label":`...)
+			b = appendJCSString(b, o.Label)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	b = append(b, `,"pending_id":`...)
+	b = str(b, deref(a.PendingID))
+	b = append(b, `,"runtime_id":`...)
+	b = str(b, deref(a.RuntimeID))
+	b = append(b, `,"summary":`...)
+	b = str(b, a.Summary)
+	b = append(b, `,"title":`...)
+	b = str(b, a.Title)
+	b = append(b, `,"tool":`...)
+	b = str(b, a.Tool)
+	return append(b, '}')
+}
+
+// actionCanonicalJCS is actionCanonical by json.Marshal and the general
+// canonicaliser.
+func actionCanonicalJCS(a Action) []byte {
 	in := digestInput{
 		Kind: orNull(a.Kind), Title: orNull(a.Title), Summary: orNull(a.Summary), Detail: orNull(a.Detail),
 		Tool: orNull(a.Tool), Command: orNull(a.Command), Options: make([]digestOption, len(a.Options)),
@@ -79,8 +158,7 @@ func ActionDigest(a Action) string {
 	if err != nil {
 		panic("api: action digest: " + err.Error()) // json.Marshal output is valid JSON
 	}
-	sum := sha256.Sum256(c)
-	return hex.EncodeToString(sum[:])
+	return c
 }
 
 // DecidedOn reports whether r carries a decision made on exactly the action

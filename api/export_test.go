@@ -7,3 +7,9 @@ func CanonicalBoth(e AuditEntry) (direct, general []byte, directErr, generalErr 
 	general, generalErr = e.canonicalJCS()
 	return direct, general, directErr, generalErr
 }
+
+// ActionCanonicalBoth returns a's canonical form by the direct writer and by
+// json.Marshal plus the general canonicaliser.
+func ActionCanonicalBoth(a Action) (direct, general []byte) {
+	return actionCanonical(a), actionCanonicalJCS(a)
+}
