@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"net"
 	"net/http"
 	"runtime"
 	"strconv"
@@ -109,7 +108,7 @@ type parkedWait struct {
 	header  []byte // the header lines middleware set, shared (interned)
 
 	mu        sync.Mutex
-	conn      net.Conn       // nil until parked
+	conn      parkedConn     // nil until parked
 	early     *models.Change // a change that came before the wait was parked
 	set       *waitSet       // the watch it is in (parker.sets' lock guards set and slot)
 	slot      int
@@ -159,13 +158,13 @@ func (p *parkedWait) park(c echo.Context, first *models.Request, timeout time.Du
 	}
 	pk := s.parking()
 	p.mu.Lock()
-	p.conn = conn
+	p.conn = pk.hup.adopt(conn)
 	if !pk.add(p) { // the server is stopping
 		p.mu.Unlock()
 		p.expire()
 		return true
 	}
-	p.cancelHup = pk.hup.watch(conn, func() { go p.gone() })
+	p.cancelHup = pk.hup.watch(p.conn, func() { go p.gone() })
 	p.timer = time.AfterFunc(timeout, p.expire)
 	early := p.early
 	p.mu.Unlock()
@@ -274,7 +273,7 @@ func (p *parkedWait) end(status int, body []byte) bool {
 // claim marks the wait finished and stops its watch, timer and hangup watch.
 // It returns the connection, or nil when the wait was finished already or is
 // not parked yet.
-func (p *parkedWait) claim() net.Conn {
+func (p *parkedWait) claim() parkedConn {
 	p.mu.Lock()
 	if p.finished || p.conn == nil {
 		p.mu.Unlock()
@@ -298,8 +297,8 @@ func (p *parkedWait) claim() net.Conn {
 // does not is written with a deadline, by send itself or, when inline (the
 // caller must not block), on a goroutine; either way that write closes conn
 // and send reports false.
-func (p *parkedWait) send(conn net.Conn, b []byte, inline bool) bool {
-	n := tryWrite(conn, b)
+func (p *parkedWait) send(conn parkedConn, b []byte, inline bool) bool {
+	n := conn.tryWrite(b)
 	if n == len(b) {
 		return true
 	}
@@ -312,15 +311,19 @@ func (p *parkedWait) send(conn net.Conn, b []byte, inline bool) bool {
 }
 
 // write writes b to conn, bounded by parkWriteTimeout, and closes it.
-func (p *parkedWait) write(conn net.Conn, b []byte) {
-	_ = conn.SetWriteDeadline(time.Now().Add(parkWriteTimeout))
-	_, _ = conn.Write(b)
-	p.close(conn)
+func (p *parkedWait) write(conn parkedConn, b []byte) {
+	conn.finish(b)
+	p.closed()
 }
 
 // close closes the connection and gives the waiter slot back.
-func (p *parkedWait) close(conn net.Conn) {
-	_ = conn.Close()
+func (p *parkedWait) close(conn parkedConn) {
+	conn.close()
+	p.closed()
+}
+
+// closed gives the waiter slot of a wait whose connection is closed back.
+func (p *parkedWait) closed() {
 	p.s.parking().remove(p)
 	p.release()
 }

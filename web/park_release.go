@@ -1,7 +1,6 @@
 package web
 
 import (
-	"net"
 	"net/http"
 	"sync"
 
@@ -62,7 +61,7 @@ func (pk *parker) deliver(waits []*parkedWait, ch models.Change) {
 // stops the wait's timer and hangup watch; otherwise nil: the wait is
 // finished already, not parked yet (it keeps ch for park), or still open at
 // its version (it watches again and reads, on a goroutine).
-func (p *parkedWait) woken(ch models.Change) net.Conn {
+func (p *parkedWait) woken(ch models.Change) parkedConn {
 	p.mu.Lock()
 	switch {
 	case p.finished:
@@ -99,7 +98,7 @@ type release struct {
 // still to close.
 type written struct {
 	p    *parkedWait
-	conn net.Conn
+	conn parkedConn
 }
 
 // releases runs the parked answers of announcements on at most max
