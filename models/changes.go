@@ -2,7 +2,6 @@ package models
 
 import (
 	"sync"
-	"sync/atomic"
 
 	"gorm.io/gorm"
 )
@@ -31,17 +30,6 @@ type Change struct {
 type memo struct {
 	once sync.Once
 	b    []byte
-	turn atomic.Int64
-}
-
-// Turn numbers the receivers of one announcement that ask, from 0: a waiter
-// may answer inline on the announcer's goroutine when it is among the first
-// few, and hand the rest to goroutines of their own.
-func (ch Change) Turn() int64 {
-	if ch.memo == nil {
-		return 0
-	}
-	return ch.memo.turn.Add(1) - 1
 }
 
 // Encoded returns enc(ch.Record), computed by the first receiver that asks and

@@ -7,9 +7,11 @@ import (
 
 // hangups notices parked clients going away.
 type hangups interface {
+	// adopt is the form of a handed-over connection that watch can watch.
+	adopt(conn net.Conn) parkedConn
 	// watch calls gone once, when conn's peer closes or resets it; cancel
 	// stops the watch, and conn must be closed right after it.
-	watch(conn net.Conn, gone func()) (cancel func())
+	watch(conn parkedConn, gone func()) (cancel func())
 	close()
 }
 
@@ -19,7 +21,11 @@ type hangups interface {
 // expected).
 type readHangups struct{}
 
-func (readHangups) watch(conn net.Conn, gone func()) func() {
+func (readHangups) adopt(conn net.Conn) parkedConn { return connOnly{conn} }
+
+// watch reads conn, which adopt made a connOnly.
+func (readHangups) watch(pc parkedConn, gone func()) func() {
+	conn := pc.(connOnly)
 	var mu sync.Mutex
 	cancelled := false
 	go func() {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"net"
 	"net/http"
 	"runtime"
 	"strconv"
@@ -34,15 +33,17 @@ type parker struct {
 	hup     hangups
 	settle  *settler
 	headers headerLines
-	answers answerQueue
+	answers answerCache
+	out     releases
+	sets    waitSets
 	mu      sync.Mutex
 	closed  bool
 	waits   map[*parkedWait]struct{}
 	wg      sync.WaitGroup
 }
 
-func newParker() *parker {
-	return &parker{hup: newHangups(), settle: newSettler(), answers: answerQueue{max: runtime.GOMAXPROCS(0)}, waits: map[*parkedWait]struct{}{}}
+func newParker(hup hangups) *parker {
+	return &parker{hup: hup, settle: newSettler(), out: releases{max: runtime.GOMAXPROCS(0)}, sets: waitSets{sets: map[string]*waitSet{}}, waits: map[*parkedWait]struct{}{}}
 }
 
 // add holds p; false once the server is closing.
@@ -88,7 +89,7 @@ func (pk *parker) close() {
 
 // parking returns the server's parker, made at the first parked wait.
 func (s *Server) parking() *parker {
-	s.parkOnce.Do(func() { s.parked = newParker() })
+	s.parkOnce.Do(func() { s.parked = newParker(newHangups()) })
 	return s.parked
 }
 
@@ -107,9 +108,10 @@ type parkedWait struct {
 	header  []byte // the header lines middleware set, shared (interned)
 
 	mu        sync.Mutex
-	conn      net.Conn       // nil until parked
+	conn      parkedConn     // nil until parked
 	early     *models.Change // a change that came before the wait was parked
-	stopWatch func() bool
+	set       *waitSet       // the watch it is in (parker.sets' lock guards set and slot)
+	slot      int
 	cancelHup func()
 	timer     *time.Timer
 	finished  bool
@@ -120,14 +122,14 @@ type parkedWait struct {
 // change after it is missed. The caller then parks it or cancels it.
 func (s *Server) watchToPark(id string) *parkedWait {
 	p := &parkedWait{s: s, id: id}
-	p.stopWatch = s.watcher.WatchFunc(id, p.changed)
+	s.parking().join(p)
 	return p
 }
 
 // cancel drops a wait that will not be parked (nil: none).
 func (p *parkedWait) cancel() {
 	if p != nil {
-		p.stopWatch()
+		p.s.parking().leave(p)
 	}
 }
 
@@ -156,13 +158,13 @@ func (p *parkedWait) park(c echo.Context, first *models.Request, timeout time.Du
 	}
 	pk := s.parking()
 	p.mu.Lock()
-	p.conn = conn
+	p.conn = pk.hup.adopt(conn)
 	if !pk.add(p) { // the server is stopping
 		p.mu.Unlock()
 		p.expire()
 		return true
 	}
-	p.cancelHup = pk.hup.watch(conn, func() { go p.gone() })
+	p.cancelHup = pk.hup.watch(p.conn, func() { go p.gone() })
 	p.timer = time.AfterFunc(timeout, p.expire)
 	early := p.early
 	p.mu.Unlock()
@@ -175,74 +177,6 @@ func (p *parkedWait) park(c echo.Context, first *models.Request, timeout time.Du
 // moved reports whether r ends the wait: settled, or changed since it began.
 func (p *parkedWait) moved(r *models.Request) bool {
 	return !r.Open() || int64(r.Version) != p.version.Load()
-}
-
-// inlineAnswers is how many parked waits one announcement answers on the
-// announcer's own goroutine (a write that cannot block: see end); the rest go
-// to the parker's answer workers. One waiter is woken without a goroutine
-// hand-off, and ten thousand do not hold the decide that woke them.
-const inlineAnswers = 16
-
-// changed is the watch callback; it runs on the announcer and must not block.
-// A change that ends the wait with the record it carries is answered inline
-// (the first few) or by the parker's few answer workers, so ten thousand
-// answers do not flood the scheduler ahead of the decide that woke them.
-// Anything else (a read is needed) gets a goroutine.
-func (p *parkedWait) changed(ch models.Change) {
-	if r := recordOf(ch, p.id); r != nil && p.moved(r) {
-		p.mu.Lock()
-		parked := p.conn != nil
-		p.mu.Unlock()
-		if parked {
-			answer := func() { p.finish(r, ch.Encoded(encodeWoken), false, true) }
-			if ch.Turn() < inlineAnswers {
-				answer()
-			} else {
-				p.s.parking().answers.run(answer)
-			}
-			return
-		}
-	}
-	go p.onChange(ch)
-}
-
-// answerQueue runs jobs that never block (inline answers) on at most max
-// goroutines, in order.
-type answerQueue struct {
-	mu      sync.Mutex
-	jobs    []func()
-	running int
-	max     int
-}
-
-func (q *answerQueue) run(f func()) {
-	q.mu.Lock()
-	q.jobs = append(q.jobs, f)
-	start := q.running < q.max
-	if start {
-		q.running++
-	}
-	q.mu.Unlock()
-	if start {
-		go q.work()
-	}
-}
-
-func (q *answerQueue) work() {
-	for {
-		q.mu.Lock()
-		if len(q.jobs) == 0 {
-			q.running--
-			q.jobs = nil // let a burst's backing array go
-			q.mu.Unlock()
-			return
-		}
-		f := q.jobs[0]
-		q.jobs[0] = nil
-		q.jobs = q.jobs[1:]
-		q.mu.Unlock()
-		f()
-	}
 }
 
 // onChange answers from the record the change carries when the wait is done;
@@ -261,7 +195,7 @@ func (p *parkedWait) onChange(ch models.Change) {
 	}
 	p.mu.Unlock()
 	if r := recordOf(ch, p.id); r != nil && p.moved(r) {
-		p.finish(r, ch.Encoded(encodeWoken), false, false)
+		p.finish(r, ch.Encoded(encodeWoken), false)
 		return
 	}
 	p.mu.Lock()
@@ -269,7 +203,7 @@ func (p *parkedWait) onChange(ch models.Change) {
 		p.mu.Unlock()
 		return
 	}
-	p.stopWatch = p.s.watcher.WatchFunc(p.id, p.changed)
+	p.s.parking().join(p)
 	p.mu.Unlock()
 	r, err := p.read()
 	if err != nil {
@@ -277,7 +211,7 @@ func (p *parkedWait) onChange(ch models.Change) {
 		return
 	}
 	if p.moved(r) {
-		p.finish(r, encodeWaitAnswer(r, false), false, false)
+		p.finish(r, encodeWaitAnswer(r, false), false)
 	}
 }
 
@@ -290,7 +224,7 @@ func (p *parkedWait) expire() {
 		return
 	}
 	timedOut := !p.moved(r)
-	p.finish(r, encodeWaitAnswer(r, timedOut), timedOut, false)
+	p.finish(r, encodeWaitAnswer(r, timedOut), timedOut)
 }
 
 // read is the current record; the read serves other waiters too, so it is
@@ -305,70 +239,91 @@ func (p *parkedWait) read() (*models.Request, error) {
 func (p *parkedWait) fail(err error) {
 	slog.Error("internal error", "method", http.MethodGet, "route", "/v1/requests/:id/wait", "err", err)
 	body, _ := json.Marshal(api.ErrorBody{Code: models.ECodeInternal, Detail: "internal error"})
-	p.end(http.StatusInternalServerError, append(body, '\n'), false)
+	p.end(http.StatusInternalServerError, append(body, '\n'))
 }
 
 // gone ends the wait of a client that went away: nothing is written.
-func (p *parkedWait) gone() { p.end(0, nil, false) }
+func (p *parkedWait) gone() { p.end(0, nil) }
 
-// finish writes the answer r (encoded as body); inline: see end.
-func (p *parkedWait) finish(r *models.Request, body []byte, timedOut, inline bool) {
-	if p.end(http.StatusOK, body, inline) {
+// finish writes the answer r (encoded as body), off the announcer.
+func (p *parkedWait) finish(r *models.Request, body []byte, timedOut bool) {
+	if p.end(http.StatusOK, body) {
 		p.s.observeRelease(r, timedOut)
 	}
 }
 
-// end finishes the wait once: it stops the watch, the timer and the hangup
-// watch, writes status and body (none when status is 0), closes the
-// connection and gives the waiter slot back. It reports whether this call
-// finished it. inline (on the announcer's goroutine): the write is tried once
-// without blocking, and whatever the socket does not take at once is written
-// on a goroutine of its own.
-func (p *parkedWait) end(status int, body []byte, inline bool) bool {
+// end finishes the wait once: it writes status and body (none when status
+// is 0), closes the connection and gives the waiter slot back. It reports
+// whether this call finished it.
+func (p *parkedWait) end(status int, body []byte) bool {
+	conn := p.claim()
+	if conn == nil {
+		return false
+	}
+	if status == 0 {
+		p.close(conn)
+		return true
+	}
+	if p.send(conn, httpResponse(status, p.header, body), false) {
+		p.close(conn)
+	}
+	return true
+}
+
+// claim marks the wait finished and stops its watch, timer and hangup watch.
+// It returns the connection, or nil when the wait was finished already or is
+// not parked yet.
+func (p *parkedWait) claim() parkedConn {
 	p.mu.Lock()
 	if p.finished || p.conn == nil {
 		p.mu.Unlock()
-		return false
+		return nil
 	}
 	p.finished = true
-	stopWatch, timer, cancelHup, conn := p.stopWatch, p.timer, p.cancelHup, p.conn
+	timer, cancelHup, conn := p.timer, p.cancelHup, p.conn
 	p.mu.Unlock()
-	stopWatch()
+	p.s.parking().leave(p)
 	if timer != nil {
 		timer.Stop()
 	}
 	if cancelHup != nil {
 		cancelHup()
 	}
-	if status == 0 {
-		p.close(conn)
+	return conn
+}
+
+// send writes b to conn and reports whether it is all written, so the caller
+// closes conn. The socket almost always takes an answer at once; only what it
+// does not is written with a deadline, by send itself or, when inline (the
+// caller must not block), on a goroutine; either way that write closes conn
+// and send reports false.
+func (p *parkedWait) send(conn parkedConn, b []byte, inline bool) bool {
+	n := conn.tryWrite(b)
+	if n == len(b) {
 		return true
 	}
-	// The socket almost always takes the answer at once; only what it does
-	// not is written with a deadline, on a goroutine when inline.
-	b := httpResponse(status, p.header, body)
-	if n := tryWrite(conn, b); n < len(b) {
-		if inline {
-			go p.write(conn, b[n:])
-		} else {
-			p.write(conn, b[n:])
-		}
-		return true
+	if inline {
+		go p.write(conn, b[n:])
+	} else {
+		p.write(conn, b[n:])
 	}
-	p.close(conn)
-	return true
+	return false
 }
 
 // write writes b to conn, bounded by parkWriteTimeout, and closes it.
-func (p *parkedWait) write(conn net.Conn, b []byte) {
-	_ = conn.SetWriteDeadline(time.Now().Add(parkWriteTimeout))
-	_, _ = conn.Write(b)
-	p.close(conn)
+func (p *parkedWait) write(conn parkedConn, b []byte) {
+	conn.finish(b)
+	p.closed()
 }
 
 // close closes the connection and gives the waiter slot back.
-func (p *parkedWait) close(conn net.Conn) {
-	_ = conn.Close()
+func (p *parkedWait) close(conn parkedConn) {
+	conn.close()
+	p.closed()
+}
+
+// closed gives the waiter slot of a wait whose connection is closed back.
+func (p *parkedWait) closed() {
 	p.s.parking().remove(p)
 	p.release()
 }
@@ -420,6 +375,5 @@ func (pk *parker) count() int {
 
 // Parked is how many request waits are parked (a subset of Waiters).
 func (s *Server) Parked() int {
-	s.parkOnce.Do(func() { s.parked = newParker() })
-	return s.parked.count()
+	return s.parking().count()
 }

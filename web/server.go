@@ -209,7 +209,7 @@ func (s *Server) Close() {
 	// Answer every parked wait before the listener goes (and make no epoll
 	// set for a server that never parked).
 	s.parkOnce.Do(func() {
-		s.parked = &parker{hup: readHangups{}, settle: newSettler(), answers: answerQueue{max: 1}, waits: map[*parkedWait]struct{}{}}
+		s.parked = newParker(readHangups{})
 	})
 	s.parked.close()
 	s.bgMu.Lock()
