@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"sync"
 
@@ -114,10 +115,38 @@ func (c *authCache) drop() {
 }
 
 // sqliteEpoch reads a SQLite file's revocation epoch.
+//
+// It is read at every authenticated call, so it is one prepared statement on
+// the pool, not a GORM query, and it runs without the call's cancellation: the
+// driver watches a cancellable context with a goroutine per statement, and a
+// header read cannot hang.
 func sqliteEpoch(db func(ctx context.Context) *gorm.DB) func(ctx context.Context) (int64, error) {
+	var (
+		mu   sync.Mutex
+		of   *sql.DB
+		stmt *sql.Stmt
+	)
 	return func(ctx context.Context) (int64, error) {
+		sqlDB, err := db(ctx).DB()
+		if err != nil {
+			return 0, err
+		}
+		mu.Lock()
+		if of != sqlDB {
+			st, err := sqlDB.Prepare("PRAGMA user_version")
+			if err != nil {
+				mu.Unlock()
+				return 0, err
+			}
+			if stmt != nil {
+				stmt.Close()
+			}
+			of, stmt = sqlDB, st
+		}
+		st := stmt
+		mu.Unlock()
 		var v int64
-		err := db(ctx).Raw("PRAGMA user_version").Scan(&v).Error
+		err = st.QueryRowContext(context.WithoutCancel(ctx)).Scan(&v)
 		return v, err
 	}
 }
