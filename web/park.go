@@ -153,14 +153,19 @@ func (p *parkedWait) park(c echo.Context, first *models.Request, timeout time.Du
 	// own timeout, when the client goes or at shutdown. Bytes pipelined after
 	// the request are dropped: the answer closes the connection.
 	_ = conn.SetDeadline(time.Time{})
-	if s.cfg.OnWaitStart != nil {
-		s.cfg.OnWaitStart()
+	// A wait counts as started once it is parked (Parked counts it) and its
+	// hangup is watched: tests that count starts then rely on both.
+	started := func() {
+		if s.cfg.OnWaitStart != nil {
+			s.cfg.OnWaitStart()
+		}
 	}
 	pk := s.parking()
 	p.mu.Lock()
 	p.conn = pk.hup.adopt(conn)
 	if !pk.add(p) { // the server is stopping
 		p.mu.Unlock()
+		started()
 		p.expire()
 		return true
 	}
@@ -168,6 +173,7 @@ func (p *parkedWait) park(c echo.Context, first *models.Request, timeout time.Du
 	p.timer = time.AfterFunc(timeout, p.expire)
 	early := p.early
 	p.mu.Unlock()
+	started()
 	if early != nil {
 		go p.onChange(*early)
 	}

@@ -54,7 +54,7 @@ func TestParkedRelease(t *testing.T) {
 	modelstest.Each(t, func(t *testing.T, dialect string) {
 		// More waits than are answered inline and than one worker's slice.
 		const n = 150
-		ev, cfg := newManyEvents(n + 8)
+		ev, cfg := newManyEvents(4 * n) // room for every end, should a check fail before they are read
 		e := webtest.New(t, dialect, cfg)
 		ag, op := e.Token(models.RoleAgent, "a"), e.Token(models.RoleOperator, "op")
 
