@@ -120,14 +120,14 @@ func (c *authCache) drop() {
 // the pool, not a GORM query, and it runs without the call's cancellation: the
 // driver watches a cancellable context with a goroutine per statement, and a
 // header read cannot hang.
-func sqliteEpoch(db func(ctx context.Context) *gorm.DB) func(ctx context.Context) (int64, error) {
+func sqliteEpoch(pool func() *gorm.DB) func(ctx context.Context) (int64, error) {
 	var (
 		mu   sync.Mutex
 		of   *sql.DB
 		stmt *sql.Stmt
 	)
 	return func(ctx context.Context) (int64, error) {
-		sqlDB, err := db(ctx).DB()
+		sqlDB, err := pool().DB()
 		if err != nil {
 			return 0, err
 		}

@@ -46,7 +46,13 @@ func NewStore(db *gorm.DB, a Announcer) *Store {
 		MaxExpiry:     7 * 24 * time.Hour,
 	}
 	if batch != nil { // SQLite: the cache checks the file's revocation epoch at each use
-		s.auth = newAuthCache(sqliteEpoch(s.reader))
+		// The pool itself, not s.reader's per-call session: only its *sql.DB is used.
+		s.auth = newAuthCache(sqliteEpoch(func() *gorm.DB {
+			if s.Read != nil {
+				return s.Read
+			}
+			return s.DB
+		}))
 	}
 	return s
 }
