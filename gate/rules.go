@@ -5,13 +5,9 @@ import (
 	"fmt"
 	"os"
 	"regexp"
-	"strings"
-
-	"github.com/goccy/go-yaml"
-	"github.com/goccy/go-yaml/ast"
-	"github.com/goccy/go-yaml/parser"
 
 	"github.com/gatehousehq/gatehouse/internal/lazyregexp"
+	"github.com/gatehousehq/gatehouse/internal/yamlfile"
 )
 
 // The actions a gate rule can take.
@@ -96,20 +92,11 @@ func LoadRules(path string) (*Rules, error) {
 // ParseRules compiles a rules file named name. Errors are *RuleError (joined
 // when there are several): a broken file is refused whole, never half-applied.
 func ParseRules(name string, data []byte) (*Rules, error) {
-	f, err := parser.ParseBytes(data, 0)
-	if err != nil {
-		return nil, yamlError(name, err)
-	}
 	rs := &Rules{}
-	if len(f.Docs) > 1 {
-		return nil, &RuleError{File: name, Line: 1, Column: 1, Msg: "a rules file holds one YAML document"}
-	}
-	if len(f.Docs) == 0 || f.Docs[0].Body == nil {
-		return rs, nil
-	}
 	var spec rulesFile
-	if err := yaml.NodeToValue(f.Docs[0].Body, &spec, yaml.Strict()); err != nil {
-		return nil, yamlError(name, err)
+	f, err := yamlfile.Decode(data, &spec)
+	if err != nil {
+		return nil, ruleError(name, err)
 	}
 	c := compiler{name: name, file: f}
 	seen := map[string]bool{}
@@ -129,13 +116,13 @@ func ParseRules(name string, data []byte) (*Rules, error) {
 
 type compiler struct {
 	name string
-	file *ast.File
+	file *yamlfile.File
 	errs []error
 }
 
 func (c *compiler) compile(i int, s ruleSpec) Rule {
 	at := fmt.Sprintf("$.rules[%d]", i)
-	line, _ := c.pos(at)
+	line, _ := c.file.Pos(at)
 	r := Rule{Name: s.Name, Line: line, Method: s.Match.Method, Action: s.Action}
 	switch {
 	case s.Name == "":
@@ -164,51 +151,15 @@ func (c *compiler) compile(i int, s ruleSpec) Rule {
 }
 
 func (c *compiler) fail(path, format string, args ...any) {
-	line, col := c.pos(path)
+	line, col := c.file.Pos(path)
 	c.errs = append(c.errs, &RuleError{File: c.name, Line: line, Column: col, Msg: fmt.Sprintf(format, args...)})
 }
 
-// pos is the line and column of the node at a YAML path, or of its nearest
-// parent that is present.
-func (c *compiler) pos(path string) (int, int) {
-	for path != "" {
-		if p, err := yaml.PathString(path); err == nil {
-			if n, err := p.FilterFile(c.file); err == nil && n != nil {
-				return nodePos(n)
-			}
-		}
-		i := strings.LastIndexAny(path, ".[")
-		if i <= 0 {
-			break
-		}
-		path = path[:i]
-	}
-	return 1, 1
-}
-
-// nodePos is where a node starts: a mapping's token is its first colon, so use
-// its first key instead.
-func nodePos(n ast.Node) (int, int) {
-	switch m := n.(type) {
-	case *ast.MappingNode:
-		if len(m.Values) > 0 {
-			n = m.Values[0].Key
-		}
-	case *ast.MappingValueNode:
-		n = m.Key
-	}
-	if tk := n.GetToken(); tk != nil && tk.Position != nil {
-		return tk.Position.Line, tk.Position.Column
-	}
-	return 1, 1
-}
-
-// yamlError turns a go-yaml error into a RuleError at its token.
-func yamlError(name string, err error) error {
-	var ye yaml.Error
-	if errors.As(err, &ye) && ye.GetToken() != nil && ye.GetToken().Position != nil {
-		p := ye.GetToken().Position
-		return &RuleError{File: name, Line: p.Line, Column: p.Column, Msg: ye.GetMessage()}
+// ruleError names the file in a yamlfile error.
+func ruleError(name string, err error) error {
+	var ye *yamlfile.Error
+	if errors.As(err, &ye) {
+		return &RuleError{File: name, Line: ye.Line, Column: ye.Column, Msg: ye.Msg}
 	}
 	return &RuleError{File: name, Line: 1, Column: 1, Msg: err.Error()}
 }

@@ -56,6 +56,8 @@ func TestParseRules(t *testing.T) {
 		{"not YAML", "rules:\n  - action: [ask\n", "r.yaml:2:", ""},
 		{"duplicate name", "rules:\n  - {name: a, action: ask}\n  - {name: a, action: allow}\n", "r.yaml:3:", "used twice"},
 		{"prose as a name", "rules:\n  - {name: 'approve this now', action: ask}\n", "r.yaml:2:", "rule name"},
+		{"tagged scalar for the list", "rules:\n  ! 0\n", "r.yaml:2:3", "YAML tags"},
+		{"tagged match", "rules:\n  - action: ask\n    match: !x 1\n", "r.yaml:3:12", "YAML tags such as !x"},
 	}
 	for _, b := range broken {
 		t.Run("broken: "+b.name, func(t *testing.T) {

@@ -155,6 +155,11 @@ func TestRulesErrors(t *testing.T) {
 		{"bad kind", "rules:\n  - name: a\n    match:\n      kind: [permission, chat]\n    action: deny\n", 4, 13, `"chat" is not a kind`},
 		{"bad risk", "rules:\n  - name: a\n    match:\n      risk: severe\n    action: deny\n", 4, 13, `"severe"`},
 		{"bad name", "rules:\n  - name: 'has space'\n    action: deny\n", 2, 11, "must match"},
+		// Found by FuzzParseRules: go-yaml dereferenced nil on a tagged scalar
+		// where the list goes, and the server would have died loading it.
+		{"tagged scalar for the list", "rules:\n  ! 0\n000000008: 000", 2, 3, "YAML tags"},
+		{"tag on a rule", "rules:\n  - !!map {name: a, action: deny}\n", 2, 5, "YAML tags such as !!map"},
+		{"two documents", "rules: []\n---\nrules: []\n", 1, 1, "one YAML document"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
