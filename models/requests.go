@@ -16,9 +16,9 @@ import (
 // retry by the same owner returns the first record and created=false.
 //
 // The rules in force judge the new record: a hold is stored with it, and an
-// approve or deny is decided at once through Decide (so it is audited and
-// announced like any decision, outbox row and all), and
-// the decided record is returned.
+// approve or deny is decided in the same transaction (audited, forwarded and
+// announced like any decision, after the filing's own announcement), and the
+// decided record is returned.
 func (s *Store) CreateRequest(ctx context.Context, p Principal, n NewRequest, idemKey string) (r *Request, created bool, err error) {
 	if err := n.Normalize(); err != nil {
 		return nil, false, err
@@ -65,7 +65,9 @@ func (s *Store) CreateRequest(ctx context.Context, p Principal, n NewRequest, id
 	}
 	v = v.underPolicy(r)
 	v.hold(r, now)
-	err = s.transact(db, func(tx *gorm.DB) error {
+	rule := s.ruleDecision(r, v)
+	var filed *Request // the record as filed, when the rule's decision follows it
+	err = s.transactAll(db, func(tx *gorm.DB) error {
 		if err := tx.Create(r).Error; err != nil {
 			return err
 		}
@@ -77,8 +79,21 @@ func (s *Store) CreateRequest(ctx context.Context, p Principal, n NewRequest, id
 				return err
 			}
 		}
-		return s.auditVerdict(tx, r, v)
-	}, func() (*Request, string) { return r, "create" })
+		if err := s.auditVerdict(tx, r, v); err != nil {
+			return err
+		}
+		if rule == nil {
+			return nil
+		}
+		f := *r
+		filed = &f
+		return s.resolve(tx, r, *rule, "decide")
+	}, func() []Change {
+		if filed == nil {
+			return []Change{changeOf(r, "create")}
+		}
+		return []Change{changeOf(filed, "create"), changeOf(r, "decide")}
+	})
 	if errors.Is(err, gorm.ErrDuplicatedKey) {
 		if idemKey != "" {
 			// A concurrent retry won the insert: answer with its record.
@@ -93,7 +108,10 @@ func (s *Store) CreateRequest(ctx context.Context, p Principal, n NewRequest, id
 	if err != nil {
 		return nil, false, err
 	}
-	return s.applyVerdict(ctx, r, v), true, nil
+	if rule != nil {
+		s.logGrant(ctx, r, "decide")
+	}
+	return r, true, nil
 }
 
 func (s *Store) byIdempotencyKey(db *gorm.DB, owner, key string) (*Request, error) {

@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"time"
 
@@ -84,6 +85,26 @@ func (s *Store) auditVerdict(tx *gorm.DB, r *Request, v Verdict) error {
 			map[string]any{"rule": v.Rule, "until": r.HoldUntil.Format(time.RFC3339), "then": v.Option})
 	}
 	return nil
+}
+
+// ruleDecision is the decision an approve or deny verdict makes on a new
+// record, taken in the filing's own transaction (one commit, one fsync), or
+// nil when it makes none: no match, a hold, a deferral, or a choice the record
+// cannot take, which is logged and left to the operator as applyVerdict does.
+func (s *Store) ruleDecision(r *Request, v Verdict) *Decision {
+	if v.Deferred != "" {
+		slog.Info("rule matched but leaves the request to the operator", "rule", v.Rule, "line", v.Line, "request", r.ID, "why", v.Deferred)
+		return nil
+	}
+	if v.Action != RuleApprove && v.Action != RuleDeny {
+		return nil
+	}
+	d := Decision{Version: r.Version, Option: v.Option, By: ViaRule(v.Rule), Via: ViaRule(v.Rule)}
+	if err := errors.Join(d.validate(), s.checkOpen(r), checkChoice(r, d)); err != nil {
+		slog.Error("rule decision not recorded", "rule", v.Rule, "request", r.ID, "err", err)
+		return nil
+	}
+	return &d
 }
 
 // applyVerdict decides a new record as an approve or deny rule says, and returns

@@ -91,11 +91,24 @@ func TestRulesDecide(t *testing.T) {
 			if r.Status != models.StatusResolved || *r.Decision != "once" || *r.DecidedVia != "rule:git-read" || *r.DecidedBy != "rule:git-read" || r.Version != 2 {
 				t.Fatalf("%+v", r)
 			}
-			if a, b := testkit.Recv(t, sub.C, "sub.C"), <-sub.C; a.Action != "create" || b.Action != "decide" || b.Version != 2 {
+			if a, b := testkit.Recv(t, sub.C, "sub.C"), <-sub.C; a.Action != "create" || a.Version != 1 || a.Record.Status != models.StatusOpen ||
+				b.Action != "decide" || b.Version != 2 || b.Record.Status != models.StatusResolved {
 				t.Fatalf("announced %+v then %+v", a, b)
 			}
 			if got := actions(t, s, r.ID); !equal(got, []string{"create/api", "decide/rule:git-read"}) {
 				t.Fatalf("trail %v", got)
+			}
+		})
+
+		t.Run("approve: decided in the filing's own commit", func(t *testing.T) {
+			var commits atomic.Int32
+			if !models.GroupCommits(s, nil, func(int) { commits.Add(1) }) {
+				return // PostgreSQL: no batcher to count; the trail above holds there too
+			}
+			defer models.GroupCommits(s, nil, nil)
+			r := file(t, s, p, models.NewRequest{Title: "t", Command: "git status", Options: allowDeny()})
+			if r.Status != models.StatusResolved || commits.Load() != 1 {
+				t.Fatalf("%s after %d commits, want resolved after 1", r.Status, commits.Load())
 			}
 		})
 

@@ -82,10 +82,26 @@ func (s *Store) now() time.Time { return s.Now().UTC().Truncate(time.Microsecond
 // once that transaction's COMMIT (one fsync for all) has. PostgreSQL groups
 // concurrent commits itself, so there each call has its own transaction.
 func (s *Store) transact(db *gorm.DB, fn func(tx *gorm.DB) error, change func() (*Request, string)) error {
+	return s.transactAll(db, fn, func() []Change {
+		if r, action := change(); r != nil {
+			return []Change{changeOf(r, action)}
+		}
+		return nil
+	})
+}
+
+// transactAll is transact for a transaction that makes several changes (a
+// filing a rule decides in the same commit): they are announced in order.
+func (s *Store) transactAll(db *gorm.DB, fn func(tx *gorm.DB) error, changes func() []Change) error {
 	txa, inTx := s.Announcer.(TxAnnouncer)
 	announceTx := func(tx *gorm.DB) error {
-		if r, action := change(); inTx && r != nil {
-			return txa.AnnounceTx(tx, changeOf(r, action))
+		if !inTx {
+			return nil
+		}
+		for _, ch := range changes() {
+			if err := txa.AnnounceTx(tx, ch); err != nil {
+				return err
+			}
 		}
 		return nil
 	}
@@ -101,8 +117,8 @@ func (s *Store) transact(db *gorm.DB, fn func(tx *gorm.DB) error, change func() 
 		})
 	}
 	if err == nil && !inTx && s.Announcer != nil {
-		if r, action := change(); r != nil {
-			s.Announcer.Announce(changeOf(r, action))
+		for _, ch := range changes() {
+			s.Announcer.Announce(ch)
 		}
 	}
 	return err
