@@ -6,13 +6,17 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/app"
 	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/modelstest"
 	"github.com/gatehousehq/gatehouse/web"
 	"github.com/gatehousehq/gatehouse/web/webtest"
 )
@@ -23,18 +27,43 @@ const writeClients = 16
 
 // BenchmarkFilings measures durable filings per second by 16 clients over
 // HTTP (POST /v1/requests through the production assembly); each 201 is
-// committed. Reported as filings/s.
+// committed. Reported as filings/s. The rule-approved runs file under a rules
+// file that approves every filing at once, as a hook's allow-listed command
+// is: the decision is in the filing's own commit.
 func BenchmarkFilings(b *testing.B) {
 	for _, dialect := range []string{"sqlite", "postgres"} {
-		b.Run(dialect, func(b *testing.B) {
-			e := webtest.New(b, dialect, web.Config{})
-			w := newWriter(e)
-			runWriters(b, "filings/s", func() error {
-				_, err := w.file()
-				return err
+		for _, ruled := range []bool{false, true} {
+			name := dialect
+			if ruled {
+				name += "-rule-approved"
+			}
+			b.Run(name, func(b *testing.B) {
+				cfg := app.Config{Database: modelstest.URL(b, dialect)}
+				if ruled {
+					cfg.RulesFile = approveAllRules(b)
+				}
+				w := newWriter(webtest.NewApp(b, cfg))
+				runWriters(b, "filings/s", func() error {
+					_, err := w.file()
+					return err
+				})
 			})
-		})
+		}
 	}
+}
+
+// approveAllRules writes a rules file, in a directory of its own (the server
+// watches the directory), whose one rule approves every approval request.
+func approveAllRules(b *testing.B) string {
+	path := filepath.Join(b.TempDir(), "rules", "rules.yaml")
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		b.Fatal(err)
+	}
+	src := "rules:\n  - name: all\n    match: {kind: approval}\n    action: approve\n    option: once\n"
+	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	return path
 }
 
 // BenchmarkFileDecidePairs measures file-then-decide pairs per second by 16
