@@ -21,45 +21,39 @@ type Decision struct {
 	Voter *Principal
 }
 
-// Decide records a decision in one transaction that checks status, expiry, the
-// offered option and the version. Errors: ECodeNotFound; ECodeAlreadyDecided,
-// ECodeNotOpen, ECodeVersionConflict (with Current); ECodeExpired;
-// ECodeNotOffered; ECodeInvalid.
+// Decide records a decision, checking status, expiry, the offered option and
+// the version. Errors: ECodeNotFound; ECodeAlreadyDecided, ECodeNotOpen,
+// ECodeVersionConflict (with Current); ECodeExpired; ECodeNotOffered;
+// ECodeInvalid.
+//
+// The record is read and checked on the reader pool, outside the writer's
+// transaction, so the one writer's turn is the writes alone: every write of a
+// decision or a vote is conditional on the version read and on the request
+// being open, so any change in between (each bumps the version) makes it match
+// nothing, and lostRace reads the request again in the transaction and says
+// what happened.
 func (s *Store) Decide(ctx context.Context, id string, d Decision) (*Request, error) {
 	if err := d.validate(); err != nil {
 		return nil, err
 	}
-	var r *Request
-	err := s.transact(s.DB.WithContext(ctx), func(tx *gorm.DB) error {
-		var err error
-		if r, err = load(tx, id); err != nil {
-			return err
-		}
-		if err := s.checkOpen(r); err != nil {
-			return err
-		}
-		if err := checkChoice(r, d); err != nil {
-			return err
-		}
-		voting := r.Approvers != nil && d.Voter != nil
-		if voting {
-			if err := r.mayVote(*d.Voter); err != nil {
-				err.Current = r
-				return err
-			}
-			if r.Approvers.Note == NoteRequired && d.Note == nil {
-				return &Error{Code: ECodeNoteRequired, Detail: "this request needs a note with every vote: say why", Current: r}
-			}
-		}
-		if d.Version != r.Version {
-			return &Error{Code: ECodeVersionConflict, Detail: fmt.Sprintf("you saw version %d; the request is at version %d", d.Version, r.Version), Current: r}
-		}
+	r, err := load(s.reader(ctx), id)
+	if err != nil {
+		return nil, err
+	}
+	voting := r.Approvers != nil && d.Voter != nil
+	if err := s.checkDecision(r, d, voting); err != nil {
+		return nil, err
+	}
+	if s.decideRead != nil {
+		s.decideRead(r)
+	}
+	err = s.transact(s.DB.WithContext(ctx), func(tx *gorm.DB) error {
 		if voting {
 			return s.vote(tx, r, d)
 		}
 		return s.resolve(tx, r, d, "decide")
 	}, func() (*Request, string) {
-		if r != nil && r.Open() {
+		if r.Open() {
 			return r, "vote"
 		}
 		return r, "decide"
@@ -71,6 +65,31 @@ func (s *Store) Decide(ctx context.Context, id string, d Decision) (*Request, er
 		s.logGrant(ctx, r, "decide")
 	}
 	return r, nil
+}
+
+// checkDecision is everything a decision must pass before it is written: the
+// request open, the choice offered, a vote's voter eligible, the version the
+// decider saw the current one.
+func (s *Store) checkDecision(r *Request, d Decision, voting bool) error {
+	if err := s.checkOpen(r); err != nil {
+		return err
+	}
+	if err := checkChoice(r, d); err != nil {
+		return err
+	}
+	if voting {
+		if err := r.mayVote(*d.Voter); err != nil {
+			err.Current = r
+			return err
+		}
+		if r.Approvers.Note == NoteRequired && d.Note == nil {
+			return &Error{Code: ECodeNoteRequired, Detail: "this request needs a note with every vote: say why", Current: r}
+		}
+	}
+	if d.Version != r.Version {
+		return &Error{Code: ECodeVersionConflict, Detail: fmt.Sprintf("you saw version %d; the request is at version %d", d.Version, r.Version), Current: r}
+	}
+	return nil
 }
 
 func checkChoice(r *Request, d Decision) error {

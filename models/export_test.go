@@ -22,3 +22,7 @@ func GroupCommits(s *Store, queued, committed func(n int)) bool {
 	s.batch.queued, s.batch.committed = queued, committed
 	return true
 }
+
+// OnDecideRead sets a hook that runs between a decision's read and its write
+// (nil: none).
+func OnDecideRead(s *Store, f func(r *Request)) { s.decideRead = f }

@@ -100,7 +100,7 @@ func (s *Store) ruleDecision(r *Request, v Verdict) *Decision {
 		return nil
 	}
 	d := Decision{Version: r.Version, Option: v.Option, By: ViaRule(v.Rule), Via: ViaRule(v.Rule)}
-	if err := errors.Join(d.validate(), s.checkOpen(r), checkChoice(r, d)); err != nil {
+	if err := errors.Join(d.validate(), s.checkDecision(r, d, false)); err != nil {
 		slog.Error("rule decision not recorded", "rule", v.Rule, "request", r.ID, "err", err)
 		return nil
 	}

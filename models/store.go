@@ -28,7 +28,9 @@ type Store struct {
 	Read *gorm.DB
 
 	batch *groupCommit // SQLite: concurrent transactions share one COMMIT
-	auth  *authCache   // nil: every call reads its token or session
+	// decideRead, for tests, runs between a decision's read and its write.
+	decideRead func(r *Request)
+	auth       *authCache // nil: every call reads its token or session
 }
 
 // NewStore returns a store over db that announces through a.
