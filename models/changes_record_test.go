@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/gatehousehq/gatehouse/models/modelstest"
 )
@@ -86,7 +87,7 @@ func TestChangeCarriesRecord(t *testing.T) {
 				t.Fatalf("stale self-decide: %v", err)
 			}
 			if !stop() {
-				t.Fatalf("a refused decide announced %+v", <-got)
+				t.Fatalf("a refused decide announced %+v", testkit.Recv(t, got, "the announcement"))
 			}
 		})
 	})

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/gatehousehq/gatehouse/models/modelstest"
 	"github.com/jackc/pgx/v5"
@@ -176,7 +177,7 @@ func TestPGAnnouncer(t *testing.T) {
 		defer stop()
 
 		var killed bool
-		if err := db.Raw("SELECT pg_terminate_backend(?)", <-pids).Scan(&killed).Error; err != nil || !killed {
+		if err := db.Raw("SELECT pg_terminate_backend(?)", testkit.Recv(t, pids, "the listen connection's pid")).Scan(&killed).Error; err != nil || !killed {
 			t.Fatalf("terminate the listen connection: %v %v", killed, err)
 		}
 		select {

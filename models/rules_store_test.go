@@ -91,7 +91,7 @@ func TestRulesDecide(t *testing.T) {
 			if r.Status != models.StatusResolved || *r.Decision != "once" || *r.DecidedVia != "rule:git-read" || *r.DecidedBy != "rule:git-read" || r.Version != 2 {
 				t.Fatalf("%+v", r)
 			}
-			if a, b := testkit.Recv(t, sub.C, "sub.C"), <-sub.C; a.Action != "create" || a.Version != 1 || a.Record.Status != models.StatusOpen ||
+			if a, b := testkit.Recv(t, sub.C, "sub.C"), testkit.Recv(t, sub.C, "sub.C"); a.Action != "create" || a.Version != 1 || a.Record.Status != models.StatusOpen ||
 				b.Action != "decide" || b.Version != 2 || b.Record.Status != models.StatusResolved {
 				t.Fatalf("announced %+v then %+v", a, b)
 			}

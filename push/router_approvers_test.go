@@ -3,6 +3,7 @@ package push_test
 import (
 	"testing"
 
+	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/gatehousehq/gatehouse/models/modelstest"
 	"github.com/gatehousehq/gatehouse/push"
@@ -38,7 +39,7 @@ func TestAlertsGoToApprovers(t *testing.T) {
 		t.Run("the alert reaches alice and bob, not carol", func(t *testing.T) {
 			got := map[string]bool{}
 			for range 2 {
-				p := <-rg.pushes
+				p := testkit.Recv(t, rg.pushes, "an alert")
 				noSecrets(t, p.Body)
 				if p.PushType != "alert" {
 					t.Fatalf("push: %+v", p)
@@ -61,7 +62,7 @@ func TestAlertsGoToApprovers(t *testing.T) {
 			// The router hears changes in order: had the vote planned an alert,
 			// its timer would be waiting by the time the clears arrive.
 			for range 3 {
-				if p := <-rg.pushes; p.PushType != "background" {
+				if p := testkit.Recv(t, rg.pushes, "a clear"); p.PushType != "background" {
 					t.Fatalf("after the votes, a %s push to %s", p.PushType, devs[p.Token])
 				}
 			}

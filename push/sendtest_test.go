@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/gatehousehq/gatehouse/models/modelstest"
 	"github.com/gatehousehq/gatehouse/push"
@@ -58,7 +59,7 @@ func TestSendTest(t *testing.T) {
 	})
 
 	t.Run("the test push is a generic alert", func(t *testing.T) {
-		p := <-pushes
+		p := testkit.Recv(t, pushes, "the test push")
 		alert, _ := aps(t, p)["alert"].(map[string]any)
 		if p.PushType != "alert" || alert["body"] != push.BodyTest || p.Payload["url"] != base+"/" {
 			t.Fatalf("%+v %s", p, p.Body)

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/gatehousehq/gatehouse/push"
 	"github.com/gatehousehq/gatehouse/push/apnstest"
@@ -166,7 +167,7 @@ func TestWebPush(t *testing.T) {
 	clock.next(t).fire()
 
 	t.Run("the alert decrypts with the subscription's keys to generic text", func(t *testing.T) {
-		m := <-got
+		m := testkit.Recv(t, got, "the alert")
 		checkVAPID(t, m.auth, keys.Public, svc.URL)
 		plain, err := br.decrypt(m.body)
 		if err != nil {
@@ -187,7 +188,7 @@ func TestWebPush(t *testing.T) {
 
 	t.Run("a decide sends the resolved update", func(t *testing.T) {
 		rg.decide(t, r)
-		m := <-got
+		m := testkit.Recv(t, got, "the resolved update")
 		plain, err := br.decrypt(m.body)
 		if err != nil {
 			t.Fatalf("decrypt: %v", err)

@@ -119,7 +119,7 @@ func (c typescriptClient) start(t *testing.T, env *mcpEnv, timeoutMs string) <-c
 	}()
 	t.Cleanup(func() {
 		cancel()
-		<-exited
+		testkit.Recv(t, exited, "the MCP client to exit")
 	})
 	return events
 }

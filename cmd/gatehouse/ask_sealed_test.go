@@ -9,6 +9,7 @@ import (
 
 	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/client"
+	"github.com/gatehousehq/gatehouse/internal/testkit"
 )
 
 // TestAskSealed: the agent, with the token ask runs with, tries to reword the
@@ -18,7 +19,7 @@ func TestAskSealed(t *testing.T) {
 	ts := newTestServer(t)
 	ids := ts.created(t)
 	done := start(askArgs(ts, "--title", "Drop the users table", "--json"), nil)
-	id := <-ids
+	id := testkit.Recv(t, ids, "the filing")
 	agent := client.New(ts.URL, ts.Agent)
 	filed, err := agent.Get(context.Background(), id)
 	if err != nil {
@@ -35,7 +36,7 @@ func TestAskSealed(t *testing.T) {
 		t.Fatalf("the agent's PATCH: %v, want 409 sealed", err)
 	}
 	ts.decide(t, id, "deny", "")
-	res := <-done
+	res := testkit.Recv(t, done, "ask to return")
 	var r api.Request
 	if err := json.Unmarshal([]byte(res.stdout), &r); err != nil {
 		t.Fatalf("stdout is not a record: %v\n%s (stderr %s)", err, res.stdout, res.stderr)

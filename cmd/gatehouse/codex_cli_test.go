@@ -136,7 +136,7 @@ func TestCodexCLI(t *testing.T) {
 		go func() { done <- runCodexExec(t, codex, bin, hooksJSON, ts.URL, ts.Agent, "echo gatehouse-ok") }()
 		id := waitID(t, ids, done)
 		ts.decide(t, id, "once", "")
-		run := <-done
+		run := finished(t, done)
 		if got := run.toolOutput(t); !strings.Contains(got, "gatehouse-ok") {
 			t.Fatalf("tool result %q: the command did not run", got)
 		}
@@ -151,7 +151,7 @@ func TestCodexCLI(t *testing.T) {
 		go func() { done <- runCodexExec(t, codex, bin, hooksJSON, ts.URL, ts.Agent, "echo gatehouse-ok") }()
 		id := waitID(t, ids, done)
 		ts.decide(t, id, "deny", "push to a branch and open a PR instead")
-		run := <-done
+		run := finished(t, done)
 		got := run.toolOutput(t)
 		if !strings.Contains(got, "push to a branch and open a PR instead") || strings.Contains(got, "gatehouse-ok\n") {
 			t.Fatalf("tool result %q: want the operator's note, and the command not run", got)
@@ -180,7 +180,7 @@ func TestCodexCLI(t *testing.T) {
 		}()
 		id := waitID(t, ids, done)
 		ts.decide(t, id, "deny", "not before the release")
-		run := <-done
+		run := finished(t, done)
 		got := run.toolOutput(t)
 		if !strings.Contains(got, "not before the release") || strings.Contains(got, "gatehouse-ok\n") {
 			t.Fatalf("tool result %q: want the operator's note, and the command not run", got)
@@ -201,6 +201,18 @@ func (r *codexRun) checkReviewer(t *testing.T, want bool) {
 	r.mock.mu.Unlock()
 	if (n > 0) != want {
 		t.Fatalf("Codex's approval reviewer was asked %d times; want asked: %v", n, want)
+	}
+}
+
+// finished waits for a Codex run; runCodexExec itself ends one at codexRunLimit.
+func finished(t *testing.T, done <-chan *codexRun) *codexRun {
+	t.Helper()
+	select {
+	case run := <-done:
+		return run
+	case <-time.After(codexRunLimit + testkit.CapWait):
+		t.Fatal("Codex never returned")
+		return nil
 	}
 }
 

@@ -99,7 +99,7 @@ func TestCodexAppServerRuntimeRealCLI(t *testing.T) {
 		}
 		for range c.lines {
 		}
-		<-c.exited
+		testkit.Recv(t, c.exited, "the bridge to exit")
 		// A new bridge registers the same runtime (a new callback address).
 		next, _ := startAppServer(t, codex, bin, ts.URL, token, runtimeFlags...)
 		// The bridge registers before it starts Codex, so Codex's answer to
