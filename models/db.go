@@ -100,8 +100,14 @@ func openSQLite(path string, readOnly bool) (*gorm.DB, error) {
 	// CPU, and the driver keeps a prepared statement compiled between runs.
 	// The TTL is GORM's "never expire", the one value that starts no sweeper
 	// goroutine per pool; the size bounds the statements built for IN lists.
+	//
+	// Readers only. The writer's group commits keep their own (stmtCache), and
+	// GORM's cache deadlocks a one-connection pool: a statement being prepared
+	// outside a transaction waits for the connection, while the transaction
+	// holding it waits for that same cache entry to finish preparing (a login
+	// link's transaction against the start's HasOperator hung for 30 s in CI).
 	conf := gormConfig()
-	conf.PrepareStmt = true
+	conf.PrepareStmt = readOnly
 	conf.PrepareStmtMaxSize = 512
 	conf.PrepareStmtTTL = 10 * 365 * 24 * time.Hour
 	db, err := gorm.Open(newSQLiteDialector(dsn), conf)
