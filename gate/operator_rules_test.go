@@ -46,24 +46,18 @@ func TestOperatorRulesDecideAtFiling(t *testing.T) {
 		}
 		close(start)
 		testkit.Wait(t, &wg, "the concurrent calls to finish")
-		forwarded := 0
+		// The rule decides each filing in its own commit, so no claim sees a
+		// grant pending: each loser of a claim files again, and all eight go
+		// through. (With three refiles, one in a few hundred runs lost three
+		// times in a row and was answered 502.)
 		for _, a := range answers {
-			switch m := a.JSON(t); {
-			case a.Status == 200:
-				forwarded++
-			case a.Status == 403 && m["error"] == "approval_pending":
-				// Gatehouse commits a filing before its rules decide it, so a
-				// racing claim can see the grant pending for a moment
-				// (models.CreateRequest, then applyVerdict): told to wait, the
-				// agent then finds it decided.
-			default:
+			if a.Status != 200 {
 				t.Errorf("a rule-approved merge: %d %s", a.Status, a.Body)
 			}
 		}
-		if n := len(e.up.Hits()) - before; n != forwarded || n == 0 {
-			t.Fatalf("upstream hits %d, forwarded answers %d", n, forwarded)
+		if n := len(e.up.Hits()) - before; n != len(answers) {
+			t.Fatalf("upstream hits %d, want %d", n, len(answers))
 		}
-		t.Logf("%d of 8 forwarded at once", forwarded)
 	})
 	t.Run("denied by a rule", func(t *testing.T) {
 		before := len(e.up.Hits())

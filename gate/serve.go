@@ -69,6 +69,10 @@ func (g *Gate) settleClaim(w http.ResponseWriter, r *http.Request, x *exchange, 
 // fileTimeout bounds one filing with Gatehouse.
 const fileTimeout = 30 * time.Second
 
+// maxRefiles bounds how often an ask that a rule approves files again after
+// an identical request claimed its approval first.
+const maxRefiles = 64
+
 // ask files a pending grant and answers the agent at once with what Gatehouse
 // wrote for it; nothing is held open while a person decides.
 func (g *Gate) ask(w http.ResponseWriter, r *http.Request, x *exchange, rule string) {
@@ -77,9 +81,12 @@ func (g *Gate) ask(w http.ResponseWriter, r *http.Request, x *exchange, rule str
 	f, err := g.file(r, x, t)
 	// An operator's rule approved it as it was filed: claim it like a retry.
 	// An identical request may take that approval first (any claim with the
-	// digest may); the rule approves each filing, so file again.
-	for range 3 {
-		if err != nil || !f.ClaimNow {
+	// digest may); the rule approves each filing, so file again. Each claim
+	// lost is another identical request released, so of n racing at once the
+	// last one loses at most n-1 times: the bound is for a flood, and the
+	// request's own context ends the loop when its client goes.
+	for range maxRefiles {
+		if err != nil || !f.ClaimNow || r.Context().Err() != nil {
 			break
 		}
 		c, cerr := g.cfg.Grants.ClaimPending(r.Context(), x.target)
