@@ -87,10 +87,10 @@ func (s *Store) auditVerdict(tx *gorm.DB, r *Request, v Verdict) error {
 	return nil
 }
 
-// ruleDecision is the decision an approve or deny verdict makes on a new
-// record, taken in the filing's own transaction (one commit, one fsync), or
-// nil when it makes none: no match, a hold, a deferral, or a choice the record
-// cannot take, which is logged and left to the operator as applyVerdict does.
+// ruleDecision is the decision an approve or deny verdict makes on r, or nil
+// when it makes none: no match, a hold, a deferral, or a choice r cannot take,
+// which is logged and leaves r to the operator. A filing takes it in its own
+// transaction (one commit, one fsync); an edit through applyVerdict.
 func (s *Store) ruleDecision(r *Request, v Verdict) *Decision {
 	if v.Deferred != "" {
 		slog.Info("rule matched but leaves the request to the operator", "rule", v.Rule, "line", v.Line, "request", r.ID, "why", v.Deferred)
@@ -107,18 +107,16 @@ func (s *Store) ruleDecision(r *Request, v Verdict) *Decision {
 	return &d
 }
 
-// applyVerdict decides a new record as an approve or deny rule says, and returns
-// the record as it then stands. A decision that cannot be recorded (an operator
-// was faster, the database failed) leaves the request as it is, and is logged.
+// applyVerdict decides an edited record as an approve or deny rule says, and
+// returns the record as it then stands. A decision that cannot be recorded (an
+// operator was faster, the database failed) leaves the request as it is, and
+// is logged.
 func (s *Store) applyVerdict(ctx context.Context, r *Request, v Verdict) *Request {
-	if v.Deferred != "" {
-		slog.Info("rule matched but leaves the request to the operator", "rule", v.Rule, "line", v.Line, "request", r.ID, "why", v.Deferred)
+	rule := s.ruleDecision(r, v)
+	if rule == nil {
 		return r
 	}
-	if v.Action != RuleApprove && v.Action != RuleDeny {
-		return r
-	}
-	d, err := s.Decide(ctx, r.ID, Decision{Version: r.Version, Option: v.Option, By: ViaRule(v.Rule), Via: ViaRule(v.Rule)})
+	d, err := s.Decide(ctx, r.ID, *rule)
 	if err != nil {
 		slog.Error("rule decision not recorded", "rule", v.Rule, "request", r.ID, "err", err)
 		if cur, gerr := s.GetRequest(ctx, r.ID); gerr == nil {

@@ -48,24 +48,22 @@ func NewStore(db *gorm.DB, a Announcer) *Store {
 		MaxExpiry:     7 * 24 * time.Hour,
 	}
 	if batch != nil { // SQLite: the cache checks the file's revocation epoch at each use
-		// The pool itself, not s.reader's per-call session: only its *sql.DB is used.
-		s.auth = newAuthCache(sqliteEpoch(func() *gorm.DB {
-			if s.Read != nil {
-				return s.Read
-			}
-			return s.DB
-		}))
+		// The pool itself, not reader's per-call session: only its *sql.DB is used.
+		s.auth = newAuthCache(sqliteEpoch(s.readPool))
 	}
 	return s
 }
 
 // reader is where a read that needs no open transaction goes: the reader
 // pool when there is one.
-func (s *Store) reader(ctx context.Context) *gorm.DB {
+func (s *Store) reader(ctx context.Context) *gorm.DB { return s.readPool().WithContext(ctx) }
+
+// readPool is the pool reader's sessions are made on.
+func (s *Store) readPool() *gorm.DB {
 	if s.Read != nil {
-		return s.Read.WithContext(ctx)
+		return s.Read
 	}
-	return s.DB.WithContext(ctx)
+	return s.DB
 }
 
 // now is truncated to microseconds, the precision PostgreSQL keeps, so a record

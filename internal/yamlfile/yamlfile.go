@@ -65,11 +65,13 @@ func Decode(data []byte, v any) (_ *File, err error) {
 
 type tagFinder struct{ first *ast.TagNode }
 
+// Visit stops the walk at the first tag.
 func (t *tagFinder) Visit(n ast.Node) ast.Visitor {
-	if tag, ok := n.(*ast.TagNode); ok && t.first == nil {
-		t.first = tag
-	}
 	if t.first != nil {
+		return nil
+	}
+	if tag, ok := n.(*ast.TagNode); ok {
+		t.first = tag
 		return nil
 	}
 	return t
