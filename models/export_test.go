@@ -26,3 +26,9 @@ func GroupCommits(s *Store, queued, committed func(n int)) bool {
 // OnDecideRead sets a hook that runs between a decision's read and its write
 // (nil: none).
 func OnDecideRead(s *Store, f func(r *Request)) { s.decideRead = f }
+
+// LoadRequest is the store's hand-scanned read of one request.
+func LoadRequest(db *gorm.DB, id string) (*Request, error) { return loadRequest(db, id) }
+
+// RequestColumns is the column list LoadRequest reads.
+const RequestColumns = requestColumns

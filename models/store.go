@@ -139,12 +139,12 @@ func notFound(err error) bool { return errors.Is(err, gorm.ErrRecordNotFound) }
 
 // load reads one request by id; a missing one is ECodeNotFound.
 func load(tx *gorm.DB, id string) (*Request, error) {
-	var r Request
-	if err := tx.Where("id = ?", id).Take(&r).Error; err != nil {
+	r, err := loadRequest(tx, id)
+	if err != nil {
 		if notFound(err) {
 			return nil, Errorf(ECodeNotFound, "no request %s", id)
 		}
 		return nil, err
 	}
-	return &r, nil
+	return r, nil
 }

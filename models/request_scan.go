@@ -1,0 +1,81 @@
+package models
+
+import (
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"gorm.io/gorm"
+)
+
+// requestColumns is every column of requests, in the order scanRequest reads
+// them. TestRequestColumns holds it to the GORM schema, so a new field cannot
+// be left out.
+const requestColumns = "id, kind, status, version, title, summary, detail, risk, tool, command, options, allow_answer, " +
+	"default_option, decision, answer, note, source, source_ref, runtime_id, pending_id, owner_id, idempotency_key, " +
+	"created_by, created_at, updated_at, expires_at, resolved_at, decided_by, decided_via, actuation_state, attempts, " +
+	"hold_rule, hold_until, hold_then, hold_effect, sealed, edited_at, decided_digest, approvers, votes, filed_for"
+
+// loadRequest reads one request by id with hand SQL and a hand scan: every
+// decision, wait and read loads a record, and GORM's reflection over its
+// forty fields cost several times SQLite's own work on the lookup. It returns
+// gorm.ErrRecordNotFound when there is no such row, as Take does.
+func loadRequest(tx *gorm.DB, id string) (*Request, error) {
+	var r Request
+	var options, sourceRef, approvers jsonColumn
+	err := tx.Raw("SELECT "+requestColumns+" FROM requests WHERE id = ?", id).Row().Scan(
+		&r.ID, &r.Kind, &r.Status, &r.Version, &r.Title, &r.Summary, &r.Detail, &r.Risk, &r.Tool, &r.Command, &options, &r.AllowAnswer,
+		&r.DefaultOption, &r.Decision, &r.Answer, &r.Note, &r.Source, &sourceRef, &r.RuntimeID, &r.PendingID, &r.OwnerID, &r.IdempotencyKey,
+		&r.CreatedBy, &r.CreatedAt, &r.UpdatedAt, &r.ExpiresAt, &r.ResolvedAt, &r.DecidedBy, &r.DecidedVia, &r.ActuationState, &r.Attempts,
+		&r.HoldRule, &r.HoldUntil, &r.HoldThen, &r.HoldEffect, &r.Sealed, &r.EditedAt, &r.DecidedDigest, &approvers, &r.Votes, &r.FiledFor)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, gorm.ErrRecordNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := options.decode(&r.Options); err != nil {
+		return nil, fmt.Errorf("request %s options: %w", id, err)
+	}
+	if err := sourceRef.decode(&r.SourceRef); err != nil {
+		return nil, fmt.Errorf("request %s source_ref: %w", id, err)
+	}
+	if approvers.valid && len(approvers.b) > 0 {
+		r.Approvers = new(Approvers)
+		if err := json.Unmarshal(approvers.b, r.Approvers); err != nil {
+			return nil, fmt.Errorf("request %s approvers: %w", id, err)
+		}
+	}
+	return &r, nil
+}
+
+// jsonColumn is a JSON text column as scanned: NULL, or its bytes.
+type jsonColumn struct {
+	b     []byte
+	valid bool
+}
+
+// Scan implements sql.Scanner.
+func (j *jsonColumn) Scan(src any) error {
+	switch v := src.(type) {
+	case nil:
+		j.b, j.valid = nil, false
+	case string:
+		j.b, j.valid = []byte(v), true
+	case []byte:
+		j.b, j.valid = append([]byte(nil), v...), true
+	default:
+		return fmt.Errorf("cannot read %T as JSON", src)
+	}
+	return nil
+}
+
+// decode fills dst as GORM's JSON serializer does: NULL or empty leaves it
+// zero.
+func (j jsonColumn) decode(dst any) error {
+	if !j.valid || len(j.b) == 0 {
+		return nil
+	}
+	return json.Unmarshal(j.b, dst)
+}
