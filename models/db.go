@@ -167,7 +167,29 @@ func Migrate(db *gorm.DB) error {
 	if err := nameSessions(db); err != nil {
 		return err
 	}
+	if err := dropFullIndexes(db); err != nil {
+		return err
+	}
 	return migrateAuditChain(db)
+}
+
+// fullIndexes are the indexes on requests' nullable columns from before they
+// were partial (the *_set indexes AutoMigrate makes beside them): NULL in most
+// rows, they cost most filings a page write each for entries no query reads.
+var fullIndexes = []string{"idx_requests_runtime_id", "idx_requests_owner_pending", "idx_requests_idem", "idx_requests_hold_until"}
+
+// dropFullIndexes drops fullIndexes where a database still has them.
+func dropFullIndexes(db *gorm.DB) error {
+	m := db.Migrator()
+	for _, name := range fullIndexes {
+		if !m.HasIndex(&Request{}, name) {
+			continue
+		}
+		if err := m.DropIndex(&Request{}, name); err != nil {
+			return fmt.Errorf("drop index %s: %w", name, err)
+		}
+	}
+	return nil
 }
 
 // scopePendingIDs moves a database made when pending ids were unique across

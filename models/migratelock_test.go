@@ -85,7 +85,7 @@ func TestMigrateScopesPendingIDs(t *testing.T) {
 			t.Fatal(err)
 		}
 		m := db.Migrator()
-		if m.HasIndex(&models.Request{}, "idx_requests_pending_id") || !m.HasIndex(&models.Request{}, "idx_requests_owner_pending") {
+		if m.HasIndex(&models.Request{}, "idx_requests_pending_id") || !m.HasIndex(&models.Request{}, "idx_requests_owner_pending_set") {
 			t.Fatal("requests' pending ids are still unique across owners")
 		}
 		var kept models.Grant

@@ -102,10 +102,10 @@ type Request struct {
 	Note           *string
 	Source         string            `gorm:"size:16"`
 	SourceRef      map[string]string `gorm:"serializer:json"`
-	RuntimeID      *string           `gorm:"size:40;index"`
-	PendingID      *string           `gorm:"size:64;uniqueIndex:idx_requests_owner_pending,priority:2"`
-	OwnerID        string            `gorm:"size:40;not null;index;uniqueIndex:idx_requests_idem,priority:1;uniqueIndex:idx_requests_owner_pending,priority:1"`
-	IdempotencyKey *string           `gorm:"size:200;uniqueIndex:idx_requests_idem,priority:2"`
+	RuntimeID      *string           `gorm:"size:40;index:idx_requests_runtime_set,where:runtime_id IS NOT NULL"`
+	PendingID      *string           `gorm:"size:64;uniqueIndex:idx_requests_owner_pending_set,priority:2,where:pending_id IS NOT NULL"`
+	OwnerID        string            `gorm:"size:40;not null;index;uniqueIndex:idx_requests_idem_set,priority:1;uniqueIndex:idx_requests_owner_pending_set,priority:1"`
+	IdempotencyKey *string           `gorm:"size:200;uniqueIndex:idx_requests_idem_set,priority:2,where:idempotency_key IS NOT NULL"`
 	CreatedBy      string            `gorm:"size:200;not null"`
 	CreatedAt      time.Time         `gorm:"not null;index"`
 	UpdatedAt      time.Time         `gorm:"not null"`
@@ -120,7 +120,7 @@ type Request struct {
 	// id) is decided with decided_via "rule:HoldRule (window)". HoldEffect is that
 	// option's effect when the hold was set: if an edit changes it, the hold lapses.
 	HoldRule   *string    `gorm:"size:100"`
-	HoldUntil  *time.Time `gorm:"index"`
+	HoldUntil  *time.Time `gorm:"index:idx_requests_hold_set,where:hold_until IS NOT NULL"`
 	HoldThen   *string    `gorm:"size:64"`
 	HoldEffect *string    `gorm:"size:16"`
 	// Sealed requests refuse every edit. It defaults to false in the column so
