@@ -32,3 +32,6 @@ func LoadRequest(db *gorm.DB, id string) (*Request, error) { return loadRequest(
 
 // RequestColumns is the column list LoadRequest reads.
 const RequestColumns = requestColumns
+
+// InsertRequest is the store's hand-written INSERT of a new request.
+func InsertRequest(db *gorm.DB, r *Request) error { return insertRequest(db, r) }

@@ -68,7 +68,7 @@ func (s *Store) CreateRequest(ctx context.Context, p Principal, n NewRequest, id
 	rule := s.ruleDecision(r, v)
 	var filed *Request // the record as filed, when the rule's decision follows it
 	err = s.transactAll(db, func(tx *gorm.DB) error {
-		if err := tx.Create(r).Error; err != nil {
+		if err := insertRequest(tx, r); err != nil {
 			return err
 		}
 		if err := s.audit(tx, r, "create", p.Label(), ViaAPI, nil); err != nil {
