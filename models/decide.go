@@ -36,12 +36,8 @@ func (s *Store) Decide(ctx context.Context, id string, d Decision) (*Request, er
 	if err := d.validate(); err != nil {
 		return nil, err
 	}
-	r, err := load(s.reader(ctx), id)
+	r, voting, err := s.decisionRecord(ctx, id, d)
 	if err != nil {
-		return nil, err
-	}
-	voting := r.Approvers != nil && d.Voter != nil
-	if err := s.checkDecision(r, d, voting); err != nil {
 		return nil, err
 	}
 	if s.decideRead != nil {
@@ -59,12 +55,33 @@ func (s *Store) Decide(ctx context.Context, id string, d Decision) (*Request, er
 		return r, "decide"
 	})
 	if err != nil {
+		s.open.drop(id) // whatever it holds did not stand
 		return nil, err
 	}
 	if !r.Open() {
 		s.logGrant(ctx, r, "decide")
 	}
 	return r, nil
+}
+
+// decisionRecord is the record d is checked against and written on the
+// condition of: the one this store committed last when that passes the
+// checks (openCache says why a guess is safe), else a fresh read.
+func (s *Store) decisionRecord(ctx context.Context, id string, d Decision) (r *Request, voting bool, err error) {
+	if r, ok := s.open.get(id); ok {
+		voting = r.Approvers != nil && d.Voter != nil
+		if s.checkDecision(r, d, voting) == nil {
+			return r, voting, nil
+		}
+	}
+	if r, err = load(s.reader(ctx), id); err != nil {
+		return nil, false, err
+	}
+	voting = r.Approvers != nil && d.Voter != nil
+	if err := s.checkDecision(r, d, voting); err != nil {
+		return nil, false, err
+	}
+	return r, voting, nil
 }
 
 // checkDecision is everything a decision must pass before it is written: the

@@ -35,3 +35,9 @@ const RequestColumns = requestColumns
 
 // InsertRequest is the store's hand-written INSERT of a new request.
 func InsertRequest(db *gorm.DB, r *Request) error { return insertRequest(db, r) }
+
+// OpenCached reports whether the store holds a guess at id's record.
+func OpenCached(s *Store, id string) bool {
+	_, ok := s.open.get(id)
+	return ok
+}

@@ -31,6 +31,7 @@ type Store struct {
 	// decideRead, for tests, runs between a decision's read and its write.
 	decideRead func(r *Request)
 	auth       *authCache // nil: every call reads its token or session
+	open       *openCache // the open records this store committed last
 }
 
 // NewStore returns a store over db that announces through a.
@@ -46,6 +47,7 @@ func NewStore(db *gorm.DB, a Announcer) *Store {
 		Now:           func() time.Time { return time.Now().UTC() },
 		DefaultExpiry: time.Hour,
 		MaxExpiry:     7 * 24 * time.Hour,
+		open:          newOpenCache(),
 	}
 	if batch != nil { // SQLite: the cache checks the file's revocation epoch at each use
 		// The pool itself, not reader's per-call session: only its *sql.DB is used.
@@ -116,12 +118,17 @@ func (s *Store) transactAll(db *gorm.DB, fn func(tx *gorm.DB) error, changes fun
 			return announceTx(tx)
 		})
 	}
-	if err == nil && !inTx && s.Announcer != nil {
-		for _, ch := range changes() {
+	if err != nil {
+		return err
+	}
+	chs := changes()
+	if !inTx && s.Announcer != nil {
+		for _, ch := range chs {
 			s.Announcer.Announce(ch)
 		}
 	}
-	return err
+	s.open.committed(chs)
+	return nil
 }
 
 // changeOf is the announcement of r as committed; it carries a copy of r, so
