@@ -41,3 +41,19 @@ func OpenCached(s *Store, id string) bool {
 	_, ok := s.open.get(id)
 	return ok
 }
+
+// OpenCache is the store's cache of open records, for tests of its bounds.
+type OpenCache = openCache
+
+// NewOpenCache returns an empty cache.
+func NewOpenCache() *OpenCache { return newOpenCache() }
+
+// Committed hands the cache changes as a commit does.
+func (c *openCache) Committed(changes []Change) { c.committed(changes) }
+
+// Size is how many records the cache holds and the bytes it counts for them.
+func (c *openCache) Size() (n, bytes int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.m), c.bytes
+}

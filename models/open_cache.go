@@ -5,10 +5,14 @@ import (
 	"sync"
 )
 
-// maxOpenCached bounds the open records kept; past it the cache starts over.
-// A decision usually follows its filing within moments, so a small window
-// holds nearly every one.
-const maxOpenCached = 1024
+// maxOpenCached and maxOpenCachedBytes bound the open records kept (their
+// count, and roughly the bytes of their text, which a filing may make up to
+// ~100 KiB); past either the cache starts over. A decision usually follows
+// its filing within moments, so a small window holds nearly every one.
+const (
+	maxOpenCached      = 1024
+	maxOpenCachedBytes = 4 << 20
+)
 
 // openCache keeps the committed record of the open requests this store wrote
 // last, so a decision on one need not read it back: the read was most of a
@@ -20,8 +24,9 @@ const maxOpenCached = 1024
 // decision the guess refuses is checked again on a fresh read, so a stale
 // entry never refuses one the database would take.
 type openCache struct {
-	mu sync.Mutex
-	m  map[string]Request
+	mu    sync.Mutex
+	m     map[string]Request
+	bytes int // textBytes of the records in m
 }
 
 func newOpenCache() *openCache { return &openCache{m: map[string]Request{}} }
@@ -47,23 +52,48 @@ func (c *openCache) committed(changes []Change) {
 		if ch.Record == nil {
 			continue
 		}
+		cur, had := c.m[ch.RequestID]
+		if had && ch.Record.Open() && cur.Version >= ch.Record.Version {
+			continue
+		}
+		if had {
+			c.remove(ch.RequestID, &cur)
+		}
 		if !ch.Record.Open() {
-			delete(c.m, ch.RequestID)
 			continue
 		}
-		if cur, ok := c.m[ch.RequestID]; ok && cur.Version >= ch.Record.Version {
-			continue
-		}
-		if len(c.m) >= maxOpenCached {
+		n := textBytes(ch.Record)
+		if len(c.m) >= maxOpenCached || c.bytes+n > maxOpenCachedBytes {
 			clear(c.m)
+			c.bytes = 0
 		}
 		c.m[ch.RequestID] = *ch.Record
+		c.bytes += n
 	}
 }
 
 // drop forgets id.
 func (c *openCache) drop(id string) {
 	c.mu.Lock()
-	delete(c.m, id)
+	if r, ok := c.m[id]; ok {
+		c.remove(id, &r)
+	}
 	c.mu.Unlock()
+}
+
+func (c *openCache) remove(id string, r *Request) {
+	delete(c.m, id)
+	c.bytes -= textBytes(r)
+}
+
+// textBytes is roughly what r's text takes: the fields a filer sizes.
+func textBytes(r *Request) int {
+	n := len(r.Title) + len(r.Summary) + len(r.Detail) + len(r.Command) + len(r.Tool)
+	for _, o := range r.Options {
+		n += len(o.ID) + len(o.Label) + len(o.Saves)
+	}
+	for k, v := range r.SourceRef {
+		n += len(k) + len(v)
+	}
+	return n
 }

@@ -1,6 +1,8 @@
 package models_test
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/gatehousehq/gatehouse/models"
@@ -99,5 +101,49 @@ func TestDecideOnAGuess(t *testing.T) {
 				t.Fatalf("stored %s v%d", got.Status, got.Version)
 			}
 		})
+	})
+}
+
+// TestOpenCacheBounds: the cache holds at most 1,024 records and about 4 MiB
+// of their text, however many or large the filings, and its count of bytes
+// follows what it holds through replacements and removals.
+func TestOpenCacheBounds(t *testing.T) {
+	open := func(id string, version int, detail int) models.Change {
+		r := &models.Request{ID: id, Status: models.StatusOpen, Version: version, Title: "t", Detail: strings.Repeat("d", detail)}
+		return models.Change{RequestID: id, Version: version, Status: r.Status, Record: r}
+	}
+	t.Run("count", func(t *testing.T) {
+		c := models.NewOpenCache()
+		for i := range 3000 {
+			c.Committed([]models.Change{open(fmt.Sprint("req_", i), 1, 0)})
+		}
+		if n, _ := c.Size(); n > 1024 || n == 0 {
+			t.Fatalf("%d records held", n)
+		}
+	})
+	t.Run("bytes", func(t *testing.T) {
+		c := models.NewOpenCache()
+		for i := range 300 {
+			c.Committed([]models.Change{open(fmt.Sprint("req_", i), 1, 32<<10)})
+		}
+		n, b := c.Size()
+		if b > 4<<20 || n == 0 || b != n*(32<<10+1) {
+			t.Fatalf("%d records, %d bytes counted", n, b)
+		}
+	})
+	t.Run("replaced and removed", func(t *testing.T) {
+		c := models.NewOpenCache()
+		c.Committed([]models.Change{open("req_a", 1, 100), open("req_b", 1, 10)})
+		c.Committed([]models.Change{open("req_a", 2, 50)})
+		c.Committed([]models.Change{open("req_a", 1, 70)}) // older: ignored
+		if n, b := c.Size(); n != 2 || b != 51+11 {
+			t.Fatalf("after a newer version: %d records, %d bytes", n, b)
+		}
+		done := open("req_b", 2, 10)
+		done.Record.Status, done.Status = models.StatusResolved, models.StatusResolved
+		c.Committed([]models.Change{done})
+		if n, b := c.Size(); n != 1 || b != 51 {
+			t.Fatalf("after a decision: %d records, %d bytes", n, b)
+		}
 	})
 }
