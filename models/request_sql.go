@@ -10,7 +10,7 @@ import (
 	"gorm.io/gorm"
 )
 
-// requestColumns is every column of requests, in the order scanRequest reads
+// requestColumns is every column of requests, in the order loadRequest reads
 // them. TestRequestColumns holds it to the GORM schema, so a new field cannot
 // be left out.
 const requestColumns = "id, kind, status, version, title, summary, detail, risk, tool, command, options, allow_answer, " +
