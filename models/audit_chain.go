@@ -61,9 +61,11 @@ func (AuditHead) TableName() string { return "audit_head" }
 // SQLite every write transaction begins IMMEDIATE (OpenDB), so the database's
 // single writer lock already serialises appenders, across processes too.
 //
-// The lock is held to the commit, so a transaction takes it after the request
-// and grant rows it changes and before only the rows no one locks ahead of the
-// head (forwards, runtimes, devices); that order keeps appenders deadlock-free.
+// The lock is held to the commit, so on PostgreSQL every appender takes it
+// before any row it changes: a batch of writers locks it at BEGIN
+// (groupCommit.headFirst) and holds it while its later jobs lock their rows,
+// and a transaction of its own (a push's record) appends before it writes.
+// One order for all keeps appenders deadlock-free (TestBatchesOfTwoStores).
 func lockHead(tx *gorm.DB) (*AuditHead, error) {
 	// Hand SQL here and in appendAudit: the chain is written at every change,
 	// and GORM's reflection was most of an append's cost.

@@ -12,9 +12,12 @@ import (
 // COMMIT (and the callers it answers) never waits on an unbounded queue.
 const maxBatch = 128
 
-// groupCommit makes concurrent writers' transactions share one SQLite
-// transaction and so one fsync: with synchronous=FULL the fsync of COMMIT is
-// most of a write's cost, and SQLite has one writer anyway.
+// groupCommit makes concurrent writers' transactions share one transaction
+// and so one fsync: with synchronous=FULL the fsync of COMMIT is most of a
+// write's cost, and SQLite has one writer anyway. On PostgreSQL every writer
+// queues on the audit chain's head row to its commit's WAL flush, so one at a
+// time per process loses nothing, and a batch pays that flush and that wait
+// once for all its writers.
 //
 // Each queued function runs in its own SAVEPOINT: one that fails is rolled back
 // to it and gets its own error, the others commit. Every caller is answered
@@ -24,8 +27,13 @@ const maxBatch = 128
 // the previous COMMIT ran); a leader whose batch left a queue hands the lead
 // to a fresh goroutine, so no caller waits on more than the batch after its own.
 type groupCommit struct {
-	db    *gorm.DB // the single writer connection
-	stmts *stmtCache
+	db    *gorm.DB   // SQLite: the single writer connection; PostgreSQL: the pool
+	stmts *stmtCache // SQLite only: the writer's statements kept prepared
+	// headFirst (PostgreSQL) locks the audit chain's head at BEGIN, before any
+	// job's row: a batch holds the head while its later jobs lock their rows,
+	// so every appender must take the head first, or a batch and a transaction
+	// elsewhere holding one of those rows while it waits for the head deadlock.
+	headFirst bool
 
 	mu      sync.Mutex
 	queue   []*writeJob
@@ -90,7 +98,8 @@ func (g *groupCommit) lead() {
 	}
 }
 
-// commit runs batch in one BEGIN IMMEDIATE … COMMIT and answers every job.
+// commit runs batch in one BEGIN (IMMEDIATE on SQLite) … COMMIT and answers
+// every job.
 // The statements run on a context of their own, not a caller's: SQLite
 // answers an interrupted write inside a transaction by rolling back all of
 // it, which would undo the other callers' work. A caller that gave up before
@@ -137,9 +146,9 @@ func (g *groupCommit) commit(batch []*writeJob) {
 	}
 }
 
-// transaction runs fn in one BEGIN IMMEDIATE … COMMIT (the DSN's _txlock)
-// whose statements go through the writer's statement cache, and prepares the
-// new ones after the COMMIT.
+// transaction runs fn in one BEGIN … COMMIT: on SQLite IMMEDIATE (the DSN's
+// _txlock), its statements through the writer's statement cache and the new
+// ones prepared after the COMMIT; on PostgreSQL with the head locked first.
 func (g *groupCommit) transaction(fn func(tx *gorm.DB) error) (err error) {
 	sqlDB, err := g.db.DB()
 	if err != nil {
@@ -153,15 +162,24 @@ func (g *groupCommit) transaction(fn func(tx *gorm.DB) error) (err error) {
 	if err != nil {
 		return err
 	}
-	defer g.stmts.prepareSeen(sqlDB)
 	tx := g.db.Session(&gorm.Session{NewDB: true, Context: ctx})
-	tx.Statement.ConnPool = &cachedTx{tx: sqlTx, cache: g.stmts}
+	if g.stmts != nil {
+		defer g.stmts.prepareSeen(sqlDB)
+		tx.Statement.ConnPool = &cachedTx{tx: sqlTx, cache: g.stmts}
+	} else {
+		tx.Statement.ConnPool = sqlTx
+	}
 	committed := false
 	defer func() {
 		if !committed {
 			sqlTx.Rollback()
 		}
 	}()
+	if g.headFirst {
+		if _, err := sqlTx.ExecContext(ctx, "SELECT id FROM audit_head WHERE id = 1 FOR UPDATE"); err != nil {
+			return err
+		}
+	}
 	if err := fn(tx); err != nil {
 		return err
 	}

@@ -36,7 +36,7 @@ type Store struct {
 
 // NewStore returns a store over db that announces through a.
 func NewStore(db *gorm.DB, a Announcer) *Store {
-	var batch *groupCommit
+	batch := &groupCommit{db: db, headFirst: true}
 	if db.Dialector.Name() == "sqlite" {
 		batch = &groupCommit{db: db, stmts: newStmtCache()}
 	}
@@ -49,7 +49,7 @@ func NewStore(db *gorm.DB, a Announcer) *Store {
 		MaxExpiry:     7 * 24 * time.Hour,
 		open:          newOpenCache(),
 	}
-	if batch != nil { // SQLite: the cache checks the file's revocation epoch at each use
+	if batch.stmts != nil { // SQLite: the cache checks the file's revocation epoch at each use
 		// The pool itself, not reader's per-call session: only its *sql.DB is used.
 		s.auth = newAuthCache(sqliteEpoch(s.readPool))
 	}
