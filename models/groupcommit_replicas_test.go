@@ -17,8 +17,7 @@ import (
 // conflicts of racing on the same request may come back.
 func TestBatchesOfTwoStores(t *testing.T) {
 	modelstest.Each(t, func(t *testing.T, dialect string) {
-		url := modelstest.URL(t, dialect)
-		a, b := storeOn(t, url), storeOn(t, url)
+		a, b := replicas(t, dialect)
 		p := agent(t, a, "racer")
 		const rounds, writers = 40, 6
 		var wg sync.WaitGroup

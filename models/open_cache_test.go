@@ -9,32 +9,12 @@ import (
 	"github.com/gatehousehq/gatehouse/models/modelstest"
 )
 
-// storeOn opens a second store on the database at url, as another replica (or
-// another process on the SQLite file) would.
-func storeOn(t *testing.T, url string) *models.Store {
-	t.Helper()
-	db, err := models.OpenDB(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if sqlDB, err := db.DB(); err == nil {
-			sqlDB.Close()
-		}
-	})
-	if err := models.Migrate(db); err != nil {
-		t.Fatal(err)
-	}
-	return models.NewStore(db, models.NewChanges())
-}
-
 // TestDecideOnAGuess: a store decides on the record it committed last without
 // reading it back, and another store changing the request in between never
 // makes that guess decide wrongly or refuse what the database would take.
 func TestDecideOnAGuess(t *testing.T) {
 	modelstest.Each(t, func(t *testing.T, dialect string) {
-		url := modelstest.URL(t, dialect)
-		a, b := storeOn(t, url), storeOn(t, url)
+		a, b := replicas(t, dialect)
 		p := agent(t, a, "a1")
 
 		t.Run("a filing is guessed at, a decision drops it", func(t *testing.T) {
