@@ -12,15 +12,10 @@ func Transact(s *Store, ctx context.Context, fn func(tx *gorm.DB) error) error {
 	return s.transact(s.DB.WithContext(ctx), fn, func() (*Request, string) { return nil, "" })
 }
 
-// GroupCommits reports whether the store batches transactions, and sets the
-// batcher's hooks: queued gets the queue length at each arrival, committed
-// the size of each committed batch.
-func GroupCommits(s *Store, queued, committed func(n int)) bool {
-	if s.batch == nil {
-		return false
-	}
+// GroupCommits sets the batcher's hooks: queued gets the queue length at each
+// arrival, committed the size of each committed batch.
+func GroupCommits(s *Store, queued, committed func(n int)) {
 	s.batch.queued, s.batch.committed = queued, committed
-	return true
 }
 
 // OnDecideRead sets a hook that runs between a decision's read and its write

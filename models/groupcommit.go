@@ -176,7 +176,7 @@ func (g *groupCommit) transaction(fn func(tx *gorm.DB) error) (err error) {
 		}
 	}()
 	if g.headFirst {
-		if _, err := sqlTx.ExecContext(ctx, "SELECT id FROM audit_head WHERE id = 1 FOR UPDATE"); err != nil {
+		if _, err := lockHead(tx); err != nil {
 			return err
 		}
 	}

@@ -24,11 +24,10 @@ func within[T any](t *testing.T, c <-chan T, what string) T {
 	return zero
 }
 
-// TestGroupCommit: writers that share one transaction (SQLite's group commit)
-// commit or fail each on its own: a writer whose function fails, one that hits a
-// constraint and one that gave up before its turn leave nothing, and the others
-// all commit. On PostgreSQL (a transaction each) the same writers give the same
-// result.
+// TestGroupCommit: writers that share one transaction (the group commit, on
+// both databases) commit or fail each on its own: a writer whose function
+// fails, one that hits a constraint and one that gave up before its turn leave
+// nothing, and the others all commit.
 func TestGroupCommit(t *testing.T) {
 	modelstest.Each(t, func(t *testing.T, dialect string) {
 		s, _ := modelstest.Store(t, dialect)
@@ -43,21 +42,19 @@ func TestGroupCommit(t *testing.T) {
 			const writers = creates + 3 // + own error, constraint, cancelled
 			queued := make(chan int, 4*writers)
 			sizes := make(chan int, 4*writers)
-			batched := models.GroupCommits(s, func(n int) { queued <- n }, func(n int) { sizes <- n })
+			models.GroupCommits(s, func(n int) { queued <- n }, func(n int) { sizes <- n })
 			t.Cleanup(func() { models.GroupCommits(s, nil, nil) })
 
-			// On SQLite a first writer holds the batch open while the others
-			// queue, so they all land in the next one together.
+			// A first writer holds the batch open while the others queue, so
+			// they all land in the next one together.
 			release := make(chan struct{})
 			held := make(chan error, 1)
-			if batched {
-				holding := make(chan struct{})
-				go func() {
-					held <- models.Transact(s, ctx, func(tx *gorm.DB) error { close(holding); <-release; return nil })
-				}()
-				within(t, holding, "the first writer to hold the batch")
-				within(t, queued, "the first writer's arrival")
-			}
+			holding := make(chan struct{})
+			go func() {
+				held <- models.Transact(s, ctx, func(tx *gorm.DB) error { close(holding); <-release; return nil })
+			}()
+			within(t, holding, "the first writer to hold the batch")
+			within(t, queued, "the first writer's arrival")
 
 			type result struct {
 				id  string
@@ -99,20 +96,18 @@ func TestGroupCommit(t *testing.T) {
 				})}
 			}()
 
-			if batched {
-				for n := 0; n < writers; {
-					n = within(t, queued, "every writer to queue behind the first")
-				}
-				close(release)
-				if err := within(t, held, "the first writer's commit"); err != nil {
-					t.Fatalf("first writer: %v", err)
-				}
-				if n := within(t, sizes, "the first batch"); n != 1 {
-					t.Fatalf("first batch had %d writers, want 1", n)
-				}
-				if n := within(t, sizes, "the shared batch"); n != writers-1 {
-					t.Fatalf("shared batch had %d writers, want %d (all but the cancelled one)", n, writers-1)
-				}
+			for n := 0; n < writers; {
+				n = within(t, queued, "every writer to queue behind the first")
+			}
+			close(release)
+			if err := within(t, held, "the first writer's commit"); err != nil {
+				t.Fatalf("first writer: %v", err)
+			}
+			if n := within(t, sizes, "the first batch"); n != 1 {
+				t.Fatalf("first batch had %d writers, want 1", n)
+			}
+			if n := within(t, sizes, "the shared batch"); n != writers-1 {
+				t.Fatalf("shared batch had %d writers, want %d (all but the cancelled one)", n, writers-1)
 			}
 
 			var committed []string

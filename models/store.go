@@ -36,9 +36,10 @@ type Store struct {
 
 // NewStore returns a store over db that announces through a.
 func NewStore(db *gorm.DB, a Announcer) *Store {
-	batch := &groupCommit{db: db, headFirst: true}
-	if db.Dialector.Name() == "sqlite" {
-		batch = &groupCommit{db: db, stmts: newStmtCache()}
+	sqlite := db.Dialector.Name() == "sqlite"
+	batch := &groupCommit{db: db, headFirst: !sqlite}
+	if sqlite {
+		batch.stmts = newStmtCache()
 	}
 	s := &Store{
 		batch:         batch,
@@ -49,7 +50,7 @@ func NewStore(db *gorm.DB, a Announcer) *Store {
 		MaxExpiry:     7 * 24 * time.Hour,
 		open:          newOpenCache(),
 	}
-	if batch.stmts != nil { // SQLite: the cache checks the file's revocation epoch at each use
+	if sqlite { // the cache checks the file's revocation epoch at each use
 		// The pool itself, not reader's per-call session: only its *sql.DB is used.
 		s.auth = newAuthCache(sqliteEpoch(s.readPool))
 	}
@@ -79,10 +80,9 @@ func (s *Store) now() time.Time { return s.Now().UTC().Truncate(time.Microsecond
 // between the two, a failed NOTIFY after it) and a failed NOTIFY fails the
 // commit. Any other announcer is called right after the commit.
 //
-// On SQLite fn joins a group commit: it runs in its own savepoint of a
-// transaction shared with the writers queued beside it, and transact returns
-// once that transaction's COMMIT (one fsync for all) has. PostgreSQL groups
-// concurrent commits itself, so there each call has its own transaction.
+// fn joins a group commit: it runs in its own savepoint of a transaction
+// shared with the writers queued beside it, and transact returns once that
+// transaction's COMMIT (one fsync, or one WAL flush, for all) has.
 func (s *Store) transact(db *gorm.DB, fn func(tx *gorm.DB) error, change func() (*Request, string)) error {
 	return s.transactAll(db, fn, func() []Change {
 		if r, action := change(); r != nil {
@@ -96,35 +96,28 @@ func (s *Store) transact(db *gorm.DB, fn func(tx *gorm.DB) error, change func() 
 // filing a rule decides in the same commit): they are announced in order.
 func (s *Store) transactAll(db *gorm.DB, fn func(tx *gorm.DB) error, changes func() []Change) error {
 	txa, inTx := s.Announcer.(TxAnnouncer)
+	var chs []Change // as committed: made once, inside the transaction when it announces there
 	announceTx := func(tx *gorm.DB) error {
 		if !inTx {
 			return nil
 		}
-		for _, ch := range changes() {
+		chs = changes()
+		for _, ch := range chs {
 			if err := txa.AnnounceTx(tx, ch); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	var err error
-	if s.batch != nil {
-		err = s.batch.do(db.Statement.Context, fn, announceTx)
-	} else {
-		err = db.Transaction(func(tx *gorm.DB) error {
-			if err := fn(tx); err != nil {
-				return err
-			}
-			return announceTx(tx)
-		})
-	}
-	if err != nil {
+	if err := s.batch.do(db.Statement.Context, fn, announceTx); err != nil {
 		return err
 	}
-	chs := changes()
-	if !inTx && s.Announcer != nil {
-		for _, ch := range chs {
-			s.Announcer.Announce(ch)
+	if !inTx {
+		chs = changes()
+		if s.Announcer != nil {
+			for _, ch := range chs {
+				s.Announcer.Announce(ch)
+			}
 		}
 	}
 	s.open.committed(chs)
