@@ -24,29 +24,16 @@ const requestColumns = "id, kind, status, version, title, summary, detail, risk,
 // gorm.ErrRecordNotFound when there is no such row, as Take does.
 func loadRequest(tx *gorm.DB, id string) (*Request, error) {
 	var r Request
-	var options, sourceRef, approvers jsonColumn
 	err := tx.Raw("SELECT "+requestColumns+" FROM requests WHERE id = ?", id).Row().Scan(
-		&r.ID, &r.Kind, &r.Status, &r.Version, &r.Title, &r.Summary, &r.Detail, &r.Risk, &r.Tool, &r.Command, &options, &r.AllowAnswer,
-		&r.DefaultOption, &r.Decision, &r.Answer, &r.Note, &r.Source, &sourceRef, &r.RuntimeID, &r.PendingID, &r.OwnerID, &r.IdempotencyKey,
+		&r.ID, &r.Kind, &r.Status, &r.Version, &r.Title, &r.Summary, &r.Detail, &r.Risk, &r.Tool, &r.Command, serialized{&r.Options}, &r.AllowAnswer,
+		&r.DefaultOption, &r.Decision, &r.Answer, &r.Note, &r.Source, serialized{&r.SourceRef}, &r.RuntimeID, &r.PendingID, &r.OwnerID, &r.IdempotencyKey,
 		&r.CreatedBy, &r.CreatedAt, &r.UpdatedAt, &r.ExpiresAt, &r.ResolvedAt, &r.DecidedBy, &r.DecidedVia, &r.ActuationState, &r.Attempts,
-		&r.HoldRule, &r.HoldUntil, &r.HoldThen, &r.HoldEffect, &r.Sealed, &r.EditedAt, &r.DecidedDigest, &approvers, &r.Votes, &r.FiledFor)
+		&r.HoldRule, &r.HoldUntil, &r.HoldThen, &r.HoldEffect, &r.Sealed, &r.EditedAt, &r.DecidedDigest, &r.Approvers, &r.Votes, &r.FiledFor)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, gorm.ErrRecordNotFound
 	}
 	if err != nil {
-		return nil, err
-	}
-	if err := options.decode(&r.Options); err != nil {
-		return nil, fmt.Errorf("request %s options: %w", id, err)
-	}
-	if err := sourceRef.decode(&r.SourceRef); err != nil {
-		return nil, fmt.Errorf("request %s source_ref: %w", id, err)
-	}
-	if approvers.valid && len(approvers.b) > 0 {
-		r.Approvers = new(Approvers)
-		if err := json.Unmarshal(approvers.b, r.Approvers); err != nil {
-			return nil, fmt.Errorf("request %s approvers: %w", id, err)
-		}
+		return nil, fmt.Errorf("request %s: %w", id, err)
 	}
 	return &r, nil
 }
@@ -68,19 +55,11 @@ func insertRequest(tx *gorm.DB, r *Request) error {
 	if err != nil {
 		return err
 	}
-	approvers, err := r.Approvers.Value()
-	if err != nil {
-		return err
-	}
-	votes, err := r.Votes.Value()
-	if err != nil {
-		return err
-	}
 	return tx.Exec("INSERT INTO requests ("+requestColumns+") VALUES ("+requestPlaceholders+")",
 		r.ID, r.Kind, r.Status, r.Version, r.Title, r.Summary, r.Detail, r.Risk, r.Tool, r.Command, options, r.AllowAnswer,
 		r.DefaultOption, r.Decision, r.Answer, r.Note, r.Source, sourceRef, r.RuntimeID, r.PendingID, r.OwnerID, r.IdempotencyKey,
 		r.CreatedBy, r.CreatedAt, r.UpdatedAt, r.ExpiresAt, r.ResolvedAt, r.DecidedBy, r.DecidedVia, r.ActuationState, r.Attempts,
-		r.HoldRule, r.HoldUntil, r.HoldThen, r.HoldEffect, r.Sealed, r.EditedAt, r.DecidedDigest, approvers, votes, r.FiledFor).Error
+		r.HoldRule, r.HoldUntil, r.HoldThen, r.HoldEffect, r.Sealed, r.EditedAt, r.DecidedDigest, r.Approvers, r.Votes, r.FiledFor).Error
 }
 
 // requestPlaceholders is one ? for each of requestColumns.
@@ -96,32 +75,21 @@ func jsonValue(v any) (any, error) {
 	return string(b), nil
 }
 
-// jsonColumn is a JSON text column as scanned: NULL, or its bytes.
-type jsonColumn struct {
-	b     []byte
-	valid bool
-}
+// serialized scans a column GORM's JSON serializer wrote into dst as that
+// serializer reads it back: NULL or empty leaves dst zero.
+type serialized struct{ dst any }
 
 // Scan implements sql.Scanner.
-func (j *jsonColumn) Scan(src any) error {
+func (s serialized) Scan(src any) error {
 	switch v := src.(type) {
-	case nil:
-		j.b, j.valid = nil, false
 	case string:
-		j.b, j.valid = []byte(v), true
+		if v == "" {
+			return nil
+		}
 	case []byte:
-		j.b, j.valid = append([]byte(nil), v...), true
-	default:
-		return fmt.Errorf("cannot read %T as JSON", src)
+		if len(v) == 0 {
+			return nil
+		}
 	}
-	return nil
-}
-
-// decode fills dst as GORM's JSON serializer does: NULL or empty leaves it
-// zero.
-func (j jsonColumn) decode(dst any) error {
-	if !j.valid || len(j.b) == 0 {
-		return nil
-	}
-	return json.Unmarshal(j.b, dst)
+	return scanJSON(src, s.dst)
 }
