@@ -104,7 +104,7 @@ type parkedWait struct {
 	s       *Server
 	id      string
 	version atomic.Int64 // the record's version when the wait began; set by park while the watch is live
-	release func()
+	held    waitSlot
 	header  []byte // the header lines middleware set, shared (interned)
 
 	mu        sync.Mutex
@@ -134,15 +134,15 @@ func (p *parkedWait) cancel() {
 }
 
 // park parks the wait on first (the record read after watchToPark, open) and
-// reports whether it did; then it owns release. When the connection cannot be
+// reports whether it did; then it owns held. When the connection cannot be
 // handed over it cancels the watch and the caller waits the ordinary way.
-func (p *parkedWait) park(c echo.Context, first *models.Request, timeout time.Duration, release func()) bool {
+func (p *parkedWait) park(c echo.Context, first *models.Request, timeout time.Duration, held waitSlot) bool {
 	if p == nil {
 		return false
 	}
 	s := p.s
 	p.version.Store(int64(first.Version))
-	p.release = release
+	p.held = held
 	p.header = s.parking().headers.intern(c.Response().Header())
 	conn, _, err := http.NewResponseController(c.Response()).Hijack()
 	if err != nil { // not a connection that can be handed over
@@ -259,8 +259,7 @@ func (p *parkedWait) finish(r *models.Request, body []byte, timedOut bool) {
 }
 
 // end finishes the wait once: it writes status and body (none when status
-// is 0), closes the connection and gives the waiter slot back. It reports
-// whether this call finished it.
+// is 0) and closes the connection. It reports whether this call finished it.
 func (p *parkedWait) end(status int, body []byte) bool {
 	conn := p.claim()
 	if conn == nil {
@@ -276,7 +275,8 @@ func (p *parkedWait) end(status int, body []byte) bool {
 	return true
 }
 
-// claim marks the wait finished and stops its watch, timer and hangup watch.
+// claim marks the wait finished, gives its waiter slot back (before the
+// answer: see waitSlot.release) and stops its watch, timer and hangup watch.
 // It returns the connection, or nil when the wait was finished already or is
 // not parked yet.
 func (p *parkedWait) claim() parkedConn {
@@ -288,6 +288,7 @@ func (p *parkedWait) claim() parkedConn {
 	p.finished = true
 	timer, cancelHup, conn := p.timer, p.cancelHup, p.conn
 	p.mu.Unlock()
+	p.held.free()
 	p.s.parking().leave(p)
 	if timer != nil {
 		timer.Stop()
@@ -322,16 +323,17 @@ func (p *parkedWait) write(conn parkedConn, b []byte) {
 	p.closed()
 }
 
-// close closes the connection and gives the waiter slot back.
+// close closes the connection and ends the wait.
 func (p *parkedWait) close(conn parkedConn) {
 	conn.close()
 	p.closed()
 }
 
-// closed gives the waiter slot of a wait whose connection is closed back.
+// closed ends a wait whose connection is closed: it is no longer parked,
+// and then it is over (OnWaitEnd).
 func (p *parkedWait) closed() {
 	p.s.parking().remove(p)
-	p.release()
+	p.held.release()
 }
 
 // headerLines interns the header lines of parked answers: every wait gets

@@ -60,7 +60,8 @@ func (pk *parker) deliver(waits []*parkedWait, ch models.Change) {
 // record). It returns the connection to answer on when ch ends the wait, and
 // stops the wait's timer and hangup watch; otherwise nil: the wait is
 // finished already, not parked yet (it keeps ch for park), or still open at
-// its version (it watches again and reads, on a goroutine).
+// its version (it watches again and reads, on a goroutine). Like claim, it
+// gives the waiter slot back before the answer is written.
 func (p *parkedWait) woken(ch models.Change) parkedConn {
 	p.mu.Lock()
 	switch {
@@ -79,6 +80,7 @@ func (p *parkedWait) woken(ch models.Change) parkedConn {
 	p.finished = true
 	timer, cancelHup, conn := p.timer, p.cancelHup, p.conn
 	p.mu.Unlock()
+	p.held.free()
 	if timer != nil { // nil while park answers a wait the stopping server refused
 		timer.Stop()
 	}

@@ -141,6 +141,44 @@ func TestParkedWait(t *testing.T) {
 			}
 		})
 
+		t.Run("a client holding its answer has its slot back before its connection is closed", func(t *testing.T) {
+			// The same server on a listener whose connections' Close waits for
+			// the test: the answer is in the client's hands while the server
+			// is still closing the connection, the moment a client goes on to
+			// its next wait.
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			closing := make(chan struct{})
+			hs := &http.Server{Handler: e.Server.Handler()}
+			go func() { _ = hs.Serve(heldCloses{ln, closing}) }()
+			t.Cleanup(func() { hs.Close() })
+			id := e.File(ag, nil)["id"].(string)
+			c, err := net.DialTimeout("tcp", ln.Addr().String(), guardTime)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { c.Close() })
+			fmt.Fprintf(c, "GET /v1/requests/%s/wait?timeout=60 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n\r\n", id, ag)
+			ev.held(t, 1)
+			if st, _ := e.Do("POST", "/v1/requests/"+id+"/decide", op, map[string]any{"version": 1, "decision": "once"}); st != 200 {
+				t.Fatalf("decide: %d", st)
+			}
+			_ = c.SetReadDeadline(time.Now().Add(guardTime))
+			resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _ = io.ReadAll(resp.Body)
+			n := e.Server.Waiters()
+			close(closing)
+			testkit.Recv(t, ev.ended, "the wait to let go of its slot")
+			if n != 0 {
+				t.Fatalf("%d waits held while the answered wait's connection was closing", n)
+			}
+		})
+
 		t.Run("a client that hangs up is noticed without a read of its own", func(t *testing.T) {
 			id := e.File(ag, nil)["id"].(string)
 			c := rawWait(t, e, id, ag, "300", "")
@@ -152,4 +190,29 @@ func TestParkedWait(t *testing.T) {
 			}
 		})
 	})
+}
+
+// heldCloses is a listener whose connections' Close waits until gate is
+// closed.
+type heldCloses struct {
+	net.Listener
+	gate chan struct{}
+}
+
+func (l heldCloses) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return heldClose{c, l.gate}, nil
+}
+
+type heldClose struct {
+	net.Conn
+	gate chan struct{}
+}
+
+func (c heldClose) Close() error {
+	<-c.gate
+	return c.Conn.Close()
 }

@@ -32,11 +32,11 @@ func (s *Server) waitPending(c echo.Context) error {
 	if st := toPendingStatus(g, r); st.Status != models.GrantPending {
 		return c.JSON(http.StatusOK, api.PendingWait{PendingStatus: st})
 	}
-	release, err := s.AcquireWaiter(c)
+	slot, err := s.AcquireWaiter(c)
 	if err != nil {
 		return err
 	}
-	defer release()
+	defer slot.release()
 	r, timedOut, err := s.WaitChange(c, g.RequestID, timeout, func(r, _ *models.Request) bool { return !r.Open() })
 	if err != nil {
 		return err

@@ -75,15 +75,15 @@ func (s *Server) waitRequest(c echo.Context) error {
 		pw.cancel()
 		return c.JSONBlob(http.StatusOK, encodeWaitAnswer(r, false))
 	}
-	release, err := s.AcquireWaiter(c)
+	slot, err := s.AcquireWaiter(c)
 	if err != nil {
 		pw.cancel()
 		return err
 	}
-	if pw.park(c, r, timeout, release) {
+	if pw.park(c, r, timeout, slot) {
 		return nil
 	}
-	defer release()
+	defer slot.release()
 	w, err := s.waitFor(c.Request().Context(), id, timeout, versionMoved)
 	if err != nil {
 		return err

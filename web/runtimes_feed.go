@@ -37,11 +37,11 @@ func (s *Server) feedDecisions(c echo.Context) error {
 	if err := s.runtimes.AckFeed(ctx, rt.ID, after); err != nil {
 		return err
 	}
-	release, err := s.AcquireWaiter(c)
+	slot, err := s.AcquireWaiter(c)
 	if err != nil {
 		return err
 	}
-	defer release()
+	defer slot.release()
 	rows, err := s.waitFeed(c, rt.ID, after, timeout)
 	if err != nil {
 		return err

@@ -69,19 +69,31 @@ func (w *waiterCaps) count() int {
 // AcquireWaiter takes a waiter slot for the caller of c (other long-polls, such
 // as the pending and runtime feeds, share the caps). On refusal it sets
 // Retry-After and returns the 429 error.
-func (s *Server) AcquireWaiter(c echo.Context) (func(), error) {
+func (s *Server) AcquireWaiter(c echo.Context) (waitSlot, error) {
 	p := Principal(c)
-	release, err := s.waiters.acquire(p.ID, p.Role == models.RoleOperator)
+	free, err := s.waiters.acquire(p.ID, p.Role == models.RoleOperator)
 	if err != nil {
 		c.Response().Header().Set("Retry-After", strconv.Itoa(RetryAfterSeconds))
-		return nil, err
+		return waitSlot{}, err
 	}
-	return func() {
-		release()
-		if s.cfg.OnWaitEnd != nil {
-			s.cfg.OnWaitEnd()
-		}
-	}, nil
+	return waitSlot{free: free, ended: s.cfg.OnWaitEnd}, nil
+}
+
+// waitSlot is a held waiter slot.
+type waitSlot struct {
+	free  func() // gives the slot back; a second call does nothing
+	ended func() // OnWaitEnd, or nil
+}
+
+// release gives the slot back (if free has not) and reports the wait over.
+// A wait whose answer is written by the server after the handler returns
+// (a parked one) calls free before the answer goes out: a client that holds
+// the answer may wait again at once, and must not find its slot still taken.
+func (w waitSlot) release() {
+	w.free()
+	if w.ended != nil {
+		w.ended()
+	}
 }
 
 // Waiters is how many long-polls the server holds.
