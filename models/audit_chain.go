@@ -74,7 +74,7 @@ func lockHead(tx *gorm.DB) (*AuditHead, error) {
 		q += " FOR UPDATE"
 	}
 	h := AuditHead{ID: 1}
-	if err := tx.Raw(q).Row().Scan(&h.Seq, &h.Hash, &h.At); err != nil {
+	if err := hotScan(tx, q, nil, &h.Seq, &h.Hash, &h.At); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, fmt.Errorf("audit head is missing: the database is not migrated")
 		}
@@ -98,10 +98,11 @@ func appendAudit(tx *gorm.DB, a *Audit) error {
 	if tx.Dialector.Name() == "postgres" {
 		// One round trip for the entry and the head: every writer queues on
 		// the head's row lock, so each trip inside it is a trip for all.
-		return tx.Exec("WITH entry AS ("+insert+") UPDATE audit_head SET seq = ?, hash = ?, at = ? WHERE id = 1",
-			append(args, h.Seq, h.Hash, h.At)...).Error
+		_, err := hotExec(tx, "WITH entry AS ("+insert+") UPDATE audit_head SET seq = ?, hash = ?, at = ? WHERE id = 1",
+			append(args, h.Seq, h.Hash, h.At)...)
+		return err
 	}
-	if err := tx.Exec(insert, args...).Error; err != nil {
+	if _, err := hotExec(tx, insert, args...); err != nil {
 		return err
 	}
 	return saveHead(tx, h)
@@ -121,7 +122,8 @@ func link(h *AuditHead, a *Audit) error {
 }
 
 func saveHead(tx *gorm.DB, h *AuditHead) error {
-	return tx.Exec("UPDATE audit_head SET seq = ?, hash = ?, at = ? WHERE id = 1", h.Seq, h.Hash, h.At).Error
+	_, err := hotExec(tx, "UPDATE audit_head SET seq = ?, hash = ?, at = ? WHERE id = 1", h.Seq, h.Hash, h.At)
+	return err
 }
 
 // migrateAuditChain makes the head row and chains, once and in id order, the

@@ -147,11 +147,15 @@ func (s *Store) resolve(tx *gorm.DB, r *Request, d Decision, action string) erro
 		q += ", votes = ?"
 		args = append(args, r.Votes)
 	}
-	res := tx.Exec(q+" WHERE id = ? AND version = ? AND status = ?", append(args, r.ID, r.Version, StatusOpen)...)
-	if res.Error != nil {
-		return res.Error
+	res, err := hotExec(tx, q+" WHERE id = ? AND version = ? AND status = ?", append(args, r.ID, r.Version, StatusOpen)...)
+	if err != nil {
+		return err
 	}
-	if res.RowsAffected == 0 {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
 		return s.lostRace(tx, r.ID)
 	}
 	by, via := d.By, d.Via

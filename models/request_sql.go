@@ -24,7 +24,7 @@ const requestColumns = "id, kind, status, version, title, summary, detail, risk,
 // gorm.ErrRecordNotFound when there is no such row, as Take does.
 func loadRequest(tx *gorm.DB, id string) (*Request, error) {
 	var r Request
-	err := tx.Raw("SELECT "+requestColumns+" FROM requests WHERE id = ?", id).Row().Scan(
+	err := hotScan(tx, "SELECT "+requestColumns+" FROM requests WHERE id = ?", []any{id},
 		&r.ID, &r.Kind, &r.Status, &r.Version, &r.Title, &r.Summary, &r.Detail, &r.Risk, &r.Tool, &r.Command, serialized{&r.Options}, &r.AllowAnswer,
 		&r.DefaultOption, &r.Decision, &r.Answer, &r.Note, &r.Source, serialized{&r.SourceRef}, &r.RuntimeID, &r.PendingID, &r.OwnerID, &r.IdempotencyKey,
 		&r.CreatedBy, &r.CreatedAt, &r.UpdatedAt, &r.ExpiresAt, &r.ResolvedAt, &r.DecidedBy, &r.DecidedVia, &r.ActuationState, &r.Attempts,
@@ -55,11 +55,12 @@ func insertRequest(tx *gorm.DB, r *Request) error {
 	if err != nil {
 		return err
 	}
-	return tx.Exec("INSERT INTO requests ("+requestColumns+") VALUES ("+requestPlaceholders+")",
+	_, err = hotExec(tx, "INSERT INTO requests ("+requestColumns+") VALUES ("+requestPlaceholders+")",
 		r.ID, r.Kind, r.Status, r.Version, r.Title, r.Summary, r.Detail, r.Risk, r.Tool, r.Command, options, r.AllowAnswer,
 		r.DefaultOption, r.Decision, r.Answer, r.Note, r.Source, sourceRef, r.RuntimeID, r.PendingID, r.OwnerID, r.IdempotencyKey,
 		r.CreatedBy, r.CreatedAt, r.UpdatedAt, r.ExpiresAt, r.ResolvedAt, r.DecidedBy, r.DecidedVia, r.ActuationState, r.Attempts,
-		r.HoldRule, r.HoldUntil, r.HoldThen, r.HoldEffect, r.Sealed, r.EditedAt, r.DecidedDigest, r.Approvers, r.Votes, r.FiledFor).Error
+		r.HoldRule, r.HoldUntil, r.HoldThen, r.HoldEffect, r.Sealed, r.EditedAt, r.DecidedDigest, r.Approvers, r.Votes, r.FiledFor)
+	return err
 }
 
 // requestPlaceholders is one ? for each of requestColumns.
