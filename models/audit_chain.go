@@ -66,6 +66,8 @@ func (AuditHead) TableName() string { return "audit_head" }
 // (groupCommit.headFirst) and holds it while its later jobs lock their rows,
 // and a transaction of its own (a push's record) appends before it writes.
 // One order for all keeps appenders deadlock-free (TestBatchesOfTwoStores).
+// A batch reads the head once and writes it once, before its COMMIT
+// (batchTx); its writers' appends in between are only their INSERTs.
 func lockHead(tx *gorm.DB) (*AuditHead, error) {
 	// Hand SQL here and in appendAudit: the chain is written at every change,
 	// and GORM's reflection was most of an append's cost.
@@ -86,6 +88,9 @@ func lockHead(tx *gorm.DB) (*AuditHead, error) {
 // appendAudit links a (its seq, prev_hash and hash are set here) to the chain
 // and writes it, inside tx.
 func appendAudit(tx *gorm.DB, a *Audit) error {
+	if bt, ok := tx.Statement.ConnPool.(*batchTx); ok {
+		return bt.appendAudit(tx, a)
+	}
 	h, err := lockHead(tx)
 	if err != nil {
 		return err
@@ -93,19 +98,25 @@ func appendAudit(tx *gorm.DB, a *Audit) error {
 	if err := link(h, a); err != nil {
 		return err
 	}
-	const insert = "INSERT INTO audits (seq, request_id, version, action, actor, via, detail, created_at, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-	args := []any{a.Seq, a.RequestID, a.Version, a.Action, a.Actor, a.Via, a.Detail, a.CreatedAt, a.PrevHash, a.Hash}
+	args := auditArgs(a)
 	if tx.Dialector.Name() == "postgres" {
 		// One round trip for the entry and the head: every writer queues on
 		// the head's row lock, so each trip inside it is a trip for all.
-		_, err := hotExec(tx, "WITH entry AS ("+insert+") UPDATE audit_head SET seq = ?, hash = ?, at = ? WHERE id = 1",
+		_, err := hotExec(tx, "WITH entry AS ("+insertAudit+") UPDATE audit_head SET seq = ?, hash = ?, at = ? WHERE id = 1",
 			append(args, h.Seq, h.Hash, h.At)...)
 		return err
 	}
-	if _, err := hotExec(tx, insert, args...); err != nil {
+	if _, err := hotExec(tx, insertAudit, args...); err != nil {
 		return err
 	}
 	return saveHead(tx, h)
+}
+
+const insertAudit = "INSERT INTO audits (seq, request_id, version, action, actor, via, detail, created_at, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+
+// auditArgs are insertAudit's arguments for a.
+func auditArgs(a *Audit) []any {
+	return []any{a.Seq, a.RequestID, a.Version, a.Action, a.Actor, a.Via, a.Detail, a.CreatedAt, a.PrevHash, a.Hash}
 }
 
 // link makes a the entry after h and moves h to it.

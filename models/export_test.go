@@ -12,6 +12,9 @@ func Transact(s *Store, ctx context.Context, fn func(tx *gorm.DB) error) error {
 	return s.transact(s.DB.WithContext(ctx), fn, func() (*Request, string) { return nil, "" })
 }
 
+// AppendAudit links a to the audit chain and writes it inside tx.
+func AppendAudit(tx *gorm.DB, a *Audit) error { return appendAudit(tx, a) }
+
 // GroupCommits sets the batcher's hooks: queued gets the queue length at each
 // arrival, committed the size of each committed batch.
 func GroupCommits(s *Store, queued, committed func(n int)) {

@@ -117,7 +117,7 @@ func (g *groupCommit) commit(batch []*writeJob) {
 	if len(live) == 0 {
 		return
 	}
-	err := g.transaction(func(tx *gorm.DB) error {
+	err := g.transaction(func(tx *gorm.DB, bt *batchTx) error {
 		if len(live) == 1 { // alone: its failure is the transaction's
 			live[0].err = live[0].run(tx)
 			return live[0].err
@@ -127,10 +127,12 @@ func (g *groupCommit) commit(batch []*writeJob) {
 			if err := tx.SavePoint(sp).Error; err != nil {
 				return err
 			}
+			head := bt.mark()
 			if j.err = j.run(tx); j.err != nil {
 				if err := tx.RollbackTo(sp).Error; err != nil {
 					return fmt.Errorf("roll back a failed writer in a batch: %w", err)
 				}
+				bt.restore(head)
 			}
 		}
 		return nil
@@ -149,7 +151,8 @@ func (g *groupCommit) commit(batch []*writeJob) {
 // transaction runs fn in one BEGIN … COMMIT: on SQLite IMMEDIATE (the DSN's
 // _txlock), its statements through the writer's statement cache and the new
 // ones prepared after the COMMIT; on PostgreSQL with the head locked first.
-func (g *groupCommit) transaction(fn func(tx *gorm.DB) error) (err error) {
+// The audit head the batch moved is written before the COMMIT.
+func (g *groupCommit) transaction(fn func(tx *gorm.DB, bt *batchTx) error) (err error) {
 	sqlDB, err := g.db.DB()
 	if err != nil {
 		return err
@@ -165,10 +168,9 @@ func (g *groupCommit) transaction(fn func(tx *gorm.DB) error) (err error) {
 	tx := g.db.Session(&gorm.Session{NewDB: true, Context: ctx})
 	if g.stmts != nil {
 		defer g.stmts.prepareSeen(sqlDB)
-		tx.Statement.ConnPool = &cachedTx{tx: sqlTx, cache: g.stmts}
-	} else {
-		tx.Statement.ConnPool = sqlTx
 	}
+	bt := &batchTx{tx: sqlTx, cache: g.stmts}
+	tx.Statement.ConnPool = bt
 	committed := false
 	defer func() {
 		if !committed {
@@ -176,11 +178,14 @@ func (g *groupCommit) transaction(fn func(tx *gorm.DB) error) (err error) {
 		}
 	}()
 	if g.headFirst {
-		if _, err := lockHead(tx); err != nil {
+		if err := bt.lockHead(tx); err != nil {
 			return err
 		}
 	}
-	if err := fn(tx); err != nil {
+	if err := fn(tx, bt); err != nil {
+		return err
+	}
+	if err := bt.saveBatchHead(tx); err != nil {
 		return err
 	}
 	if err := sqlTx.Commit(); err != nil {

@@ -26,8 +26,9 @@ func within[T any](t *testing.T, c <-chan T, what string) T {
 
 // TestGroupCommit: writers that share one transaction (the group commit, on
 // both databases) commit or fail each on its own: a writer whose function
-// fails, one that hits a constraint and one that gave up before its turn leave
-// nothing, and the others all commit.
+// fails (after an audit entry), one that hits a constraint and one that gave
+// up before its turn leave nothing, the others all commit, and the audit
+// chain the batch wrote verifies.
 func TestGroupCommit(t *testing.T) {
 	modelstest.Each(t, func(t *testing.T, dialect string) {
 		s, _ := modelstest.Store(t, dialect)
@@ -75,6 +76,10 @@ func TestGroupCommit(t *testing.T) {
 			go func() {
 				results <- result{id: "tok_doomed", err: models.Transact(s, ctx, func(tx *gorm.DB) error {
 					if err := tx.Create(&models.Token{ID: "tok_doomed", Name: "doomed", Role: models.RoleAgent, Hash: "doomed-hash"}).Error; err != nil {
+						return err
+					}
+					// Its audit entry goes with it: the batch's head must too.
+					if err := models.AppendAudit(tx, &models.Audit{RequestID: "req_doomed", Version: 1, Action: "create", Actor: "agent:doomed", CreatedAt: time.Now()}); err != nil {
 						return err
 					}
 					return errOwn
@@ -151,6 +156,12 @@ func TestGroupCommit(t *testing.T) {
 			}
 			if len(left) != 0 {
 				t.Fatalf("failed writers left rows: %v", left)
+			}
+			if trail, err := s.AuditTrail(ctx, "req_doomed"); err != nil || len(trail) != 0 {
+				t.Fatalf("the failed writer's audit entry: %v, %v", trail, err)
+			}
+			if _, err := s.VerifyAudit(ctx, nil); err != nil {
+				t.Fatalf("the chain after a batch with a failed writer: %v", err)
 			}
 		})
 	})

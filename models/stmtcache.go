@@ -1,11 +1,8 @@
 package models
 
 import (
-	"context"
 	"database/sql"
 	"sync"
-
-	"gorm.io/gorm"
 )
 
 // maxStmts bounds the prepared statements kept for the writer: GORM builds a
@@ -31,7 +28,11 @@ func newStmtCache() *stmtCache {
 	return &stmtCache{stmts: map[string]*sql.Stmt{}, seen: map[string]struct{}{}}
 }
 
+// get is query's prepared statement, or nil (always, for a nil cache).
 func (c *stmtCache) get(query string) *sql.Stmt {
+	if c == nil {
+		return nil
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st := c.stmts[query]
@@ -69,44 +70,3 @@ func (c *stmtCache) prepareSeen(db *sql.DB) {
 		}
 	}
 }
-
-// cachedTx is a transaction as GORM's connection pool, running each statement
-// through the cache. Being a gorm.TxCommitter, GORM treats it as a transaction
-// in progress: a nested Transaction becomes a savepoint.
-type cachedTx struct {
-	tx    *sql.Tx
-	cache *stmtCache
-}
-
-var (
-	_ gorm.ConnPool    = (*cachedTx)(nil)
-	_ gorm.TxCommitter = (*cachedTx)(nil)
-)
-
-func (t *cachedTx) PrepareContext(ctx context.Context, query string) (*sql.Stmt, error) {
-	return t.tx.PrepareContext(ctx, query)
-}
-
-func (t *cachedTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	if st := t.cache.get(query); st != nil {
-		return t.tx.StmtContext(ctx, st).ExecContext(ctx, args...)
-	}
-	return t.tx.ExecContext(ctx, query, args...)
-}
-
-func (t *cachedTx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	if st := t.cache.get(query); st != nil {
-		return t.tx.StmtContext(ctx, st).QueryContext(ctx, args...)
-	}
-	return t.tx.QueryContext(ctx, query, args...)
-}
-
-func (t *cachedTx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	if st := t.cache.get(query); st != nil {
-		return t.tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
-	}
-	return t.tx.QueryRowContext(ctx, query, args...)
-}
-
-func (t *cachedTx) Commit() error   { return t.tx.Commit() }
-func (t *cachedTx) Rollback() error { return t.tx.Rollback() }
