@@ -15,19 +15,7 @@ func replicas(t *testing.T, dialect string) (*models.Store, *models.Store) {
 	t.Helper()
 	url := modelstest.URL(t, dialect)
 	open := func() *models.Store {
-		db, err := models.OpenDB(url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			if sqlDB, err := db.DB(); err == nil {
-				sqlDB.Close()
-			}
-		})
-		if err := models.Migrate(db); err != nil {
-			t.Fatal(err)
-		}
-		return models.NewStore(db, models.NewChanges())
+		return models.NewStore(modelstest.Migrated(t, url), models.NewChanges())
 	}
 	return open(), open()
 }

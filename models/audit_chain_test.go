@@ -280,15 +280,7 @@ func TestAuditChain(t *testing.T) {
 			url := modelstest.URL(t, dialect)
 			replicas := make([]*models.Store, 2)
 			for i := range replicas {
-				db, err := models.OpenDB(url)
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() {
-					if sqlDB, err := db.DB(); err == nil {
-						sqlDB.Close()
-					}
-				})
+				db := modelstest.Open(t, url)
 				if err := models.MigrateLocked(db); err != nil {
 					t.Fatal(err)
 				}
@@ -329,15 +321,7 @@ func TestAuditChain(t *testing.T) {
 		})
 
 		t.Run("old rows are chained once at migration and verify", func(t *testing.T) {
-			db, err := models.OpenDB(modelstest.URL(t, dialect))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				if sqlDB, err := db.DB(); err == nil {
-					sqlDB.Close()
-				}
-			})
+			db := modelstest.Open(t, modelstest.URL(t, dialect))
 			if err := db.AutoMigrate(&legacyAudit{}); err != nil {
 				t.Fatal(err)
 			}

@@ -130,18 +130,7 @@ func TestAuthCacheSQLite(t *testing.T) {
 // cached.
 func TestAuthCacheReplicas(t *testing.T) {
 	url := modelstest.URL(t, "postgres")
-	db, err := models.OpenDB(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if s, err := db.DB(); err == nil {
-			s.Close()
-		}
-	})
-	if err := models.Migrate(db); err != nil {
-		t.Fatal(err)
-	}
+	db := modelstest.Migrated(t, url)
 	a, b := startReplica(t, url, db, nil), startReplica(t, url, db, nil)
 	for _, r := range []*replica{a, b} {
 		r.store.CacheAuth(r.changes)

@@ -122,18 +122,7 @@ func TestChangeEncodedOnce(t *testing.T) {
 
 func TestNotifyCarriesRecordWhenItFits(t *testing.T) {
 	url := modelstest.URL(t, "postgres")
-	db, err := models.OpenDB(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if sqlDB, err := db.DB(); err == nil {
-			sqlDB.Close()
-		}
-	})
-	if err := models.Migrate(db); err != nil {
-		t.Fatal(err)
-	}
+	db := modelstest.Migrated(t, url)
 	a := startReplica(t, url, db, nil)
 	b := startReplica(t, url, db, nil)
 	p := agent(t, a.store, "notify")

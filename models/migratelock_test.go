@@ -18,15 +18,7 @@ func TestMigrateLockedConcurrently(t *testing.T) {
 		errs := make([]error, n)
 		var wg sync.WaitGroup
 		for i := range n {
-			db, err := models.OpenDB(url)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				if sqlDB, err := db.DB(); err == nil {
-					sqlDB.Close()
-				}
-			})
+			db := modelstest.Open(t, url)
 			wg.Go(func() { errs[i] = models.MigrateLocked(db) })
 		}
 		testkit.Wait(t, &wg, "the concurrent calls to finish")
@@ -42,15 +34,7 @@ func TestMigrateLockedConcurrently(t *testing.T) {
 // grants kept, so another owner's id is free.
 func TestMigrateScopesPendingIDs(t *testing.T) {
 	modelstest.Each(t, func(t *testing.T, dialect string) {
-		db, err := models.OpenDB(modelstest.URL(t, dialect))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			if sqlDB, err := db.DB(); err == nil {
-				sqlDB.Close()
-			}
-		})
+		db := modelstest.Open(t, modelstest.URL(t, dialect))
 		// The old shape: grants keyed on pending_id alone, requests' pending_id unique.
 		ts := "timestamptz"
 		if dialect == "sqlite" {

@@ -76,18 +76,7 @@ func skipResyncs(t *testing.T, sub *models.Subscription) models.Change {
 
 func TestPGAnnouncer(t *testing.T) {
 	url := modelstest.URL(t, "postgres")
-	db, err := models.OpenDB(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if sqlDB, err := db.DB(); err == nil {
-			sqlDB.Close()
-		}
-	})
-	if err := models.Migrate(db); err != nil {
-		t.Fatal(err)
-	}
+	db := modelstest.Migrated(t, url)
 
 	t.Run("a change reaches every replica, and its own once", func(t *testing.T) {
 		a := startReplica(t, url, db, nil)
@@ -216,18 +205,7 @@ func TestPGAnnouncer(t *testing.T) {
 // another replica wakes for it.
 func TestPGAnnouncerCarriesRuntime(t *testing.T) {
 	url := modelstest.URL(t, "postgres")
-	db, err := models.OpenDB(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if sqlDB, err := db.DB(); err == nil {
-			sqlDB.Close()
-		}
-	})
-	if err := models.Migrate(db); err != nil {
-		t.Fatal(err)
-	}
+	db := modelstest.Migrated(t, url)
 	a := startReplica(t, url, db, nil)
 	b := startReplica(t, url, db, nil)
 	p := runtimeToken(t, a.store, "r")

@@ -73,11 +73,15 @@ func URL(t testing.TB, dialect string) string {
 // DB opens and migrates a database of the dialect for one test.
 func DB(t testing.TB, dialect string) *gorm.DB {
 	t.Helper()
-	db, err := models.OpenDB(URL(t, dialect))
+	return Migrated(t, URL(t, dialect))
+}
+
+// Open opens the database at url, as it is, for one test: its pool is
+// closed when the test ends.
+func Open(t testing.TB, url string) *gorm.DB {
+	t.Helper()
+	db, err := models.OpenDB(url)
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := models.Migrate(db); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
@@ -85,6 +89,17 @@ func DB(t testing.TB, dialect string) *gorm.DB {
 			sqlDB.Close()
 		}
 	})
+	return db
+}
+
+// Migrated opens and migrates the database at url for one test: another
+// replica's pool on a database a test has already opened.
+func Migrated(t testing.TB, url string) *gorm.DB {
+	t.Helper()
+	db := Open(t, url)
+	if err := models.Migrate(db); err != nil {
+		t.Fatal(err)
+	}
 	return db
 }
 
