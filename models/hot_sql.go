@@ -2,6 +2,7 @@ package models
 
 import (
 	"database/sql"
+	"errors"
 	"strconv"
 	"strings"
 
@@ -11,7 +12,8 @@ import (
 // The hand-written statements of the hot paths (a request's read, insert and
 // decision, the audit chain's append) run on tx's connection as they are,
 // past GORM's statement builder and callbacks: in the file-and-decide profile
-// those were a fifth of each statement's CPU, for SQL that needs none of it.
+// those were nearly a quarter of each statement's CPU, for SQL that needs
+// none of it.
 // What GORM would still have done is done here: `?` becomes `$n` on
 // PostgreSQL, and an error is translated (a duplicate key stays
 // gorm.ErrDuplicatedKey) when the store translates errors.
@@ -29,7 +31,7 @@ func hotExec(tx *gorm.DB, q string, args ...any) (sql.Result, error) {
 // no row is sql.ErrNoRows.
 func hotScan(tx *gorm.DB, q string, args []any, dest ...any) error {
 	err := tx.Statement.ConnPool.QueryRowContext(tx.Statement.Context, bindVars(tx, q), args...).Scan(dest...)
-	if err != nil && err != sql.ErrNoRows {
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return translated(tx, err)
 	}
 	return err
