@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -154,6 +155,8 @@ func TestParkedWait(t *testing.T) {
 			hs := &http.Server{Handler: e.Server.Handler()}
 			go func() { _ = hs.Serve(heldCloses{ln, closing}) }()
 			t.Cleanup(func() { hs.Close() })
+			letClose := sync.OnceFunc(func() { close(closing) })
+			t.Cleanup(letClose) // first of the cleanups: a failed test must not hold the close
 			id := e.File(ag, nil)["id"].(string)
 			c, err := net.DialTimeout("tcp", ln.Addr().String(), guardTime)
 			if err != nil {
@@ -172,7 +175,7 @@ func TestParkedWait(t *testing.T) {
 			}
 			_, _ = io.ReadAll(resp.Body)
 			n := e.Server.Waiters()
-			close(closing)
+			letClose()
 			testkit.Recv(t, ev.ended, "the wait to let go of its slot")
 			if n != 0 {
 				t.Fatalf("%d waits held while the answered wait's connection was closing", n)
