@@ -86,12 +86,6 @@ func (t *batchTx) appendAudit(tx *gorm.DB, a *Audit) error {
 	return nil
 }
 
-// mark is the head before a writer runs; a writer rolled back to its
-// savepoint takes its entries back with restore(mark).
-func (t *batchTx) mark() *AuditHead { return t.head }
-
-func (t *batchTx) restore(m *AuditHead) { t.head = m }
-
 // saveBatchHead writes the head row when the batch moved it.
 func (t *batchTx) saveBatchHead(tx *gorm.DB) error {
 	if t.head == nil || t.head == t.read {

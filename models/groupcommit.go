@@ -127,12 +127,12 @@ func (g *groupCommit) commit(batch []*writeJob) {
 			if err := tx.SavePoint(sp).Error; err != nil {
 				return err
 			}
-			head := bt.mark()
+			head := bt.head // a writer rolled back takes its audit entries back off the head
 			if j.err = j.run(tx); j.err != nil {
 				if err := tx.RollbackTo(sp).Error; err != nil {
 					return fmt.Errorf("roll back a failed writer in a batch: %w", err)
 				}
-				bt.restore(head)
+				bt.head = head
 			}
 		}
 		return nil

@@ -134,17 +134,12 @@ func (s *Server) mcpWaitForDecision(ctx context.Context, req *mcp.CallToolReques
 		return nil, mcpWaitOut{Waited: 0, Decided: true, Request: toAPIRequest(r)}, nil
 	}
 	who, _ := mcpCallerOf(ctx)
-	release, err := s.waiters.acquire(who.principal.ID, who.principal.Role == models.RoleOperator)
+	slot, err := s.takeWaitSlot(who.principal)
 	if err != nil {
 		// Words a model acts on: the detail says when to call again.
 		return nil, mcpWaitOut{}, fmt.Errorf("too many waits: %s", err.(*models.Error).Detail)
 	}
-	defer func() {
-		release()
-		if s.cfg.OnWaitEnd != nil {
-			s.cfg.OnWaitEnd()
-		}
-	}()
+	defer slot.release()
 	// The wait ends when the MCP call is cancelled or its HTTP request ends.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -70,10 +70,17 @@ func (w *waiterCaps) count() int {
 // as the pending and runtime feeds, share the caps). On refusal it sets
 // Retry-After and returns the 429 error.
 func (s *Server) AcquireWaiter(c echo.Context) (waitSlot, error) {
-	p := Principal(c)
-	free, err := s.waiters.acquire(p.ID, p.Role == models.RoleOperator)
+	slot, err := s.takeWaitSlot(Principal(c))
 	if err != nil {
 		c.Response().Header().Set("Retry-After", strconv.Itoa(RetryAfterSeconds))
+	}
+	return slot, err
+}
+
+// takeWaitSlot takes a waiter slot for p (HTTP waits and MCP's).
+func (s *Server) takeWaitSlot(p models.Principal) (waitSlot, error) {
+	free, err := s.waiters.acquire(p.ID, p.Role == models.RoleOperator)
+	if err != nil {
 		return waitSlot{}, err
 	}
 	return waitSlot{free: free, ended: s.cfg.OnWaitEnd}, nil
