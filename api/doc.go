@@ -1,6 +1,6 @@
 // Package api holds every JSON shape that crosses Gatehouse's wire, once: the
 // server (web) encodes them, the Go client (client) and the CLI decode them, and
-// the OpenAPI document (OpenAPI) is generated from them, so a field added here
+// the OpenAPI document (package api/openapi) is generated from them, so a field added here
 // reaches all four. It also holds the signature scheme of forwards, which the
 // server signs and a runtime verifies.
 //

@@ -3,14 +3,14 @@ package web
 import (
 	"net/http"
 
-	"github.com/gatehousehq/gatehouse/api"
+	"github.com/gatehousehq/gatehouse/api/openapi"
 	"github.com/labstack/echo/v4"
 )
 
 // serveOpenAPI answers the OpenAPI 3.1 document of the JSON API, generated
 // from the wire types (package api), for anyone.
 func (s *Server) serveOpenAPI(c echo.Context) error {
-	doc, err := api.OpenAPI(s.BaseURL())
+	doc, err := openapi.Document(s.BaseURL())
 	if err != nil {
 		return err
 	}

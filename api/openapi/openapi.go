@@ -1,4 +1,8 @@
-package api
+// Package openapi is the OpenAPI 3.1 document of the JSON API, generated from
+// the wire types in package api. It is a package of its own so that the
+// programs that only speak the API (the hook, once per tool call) do not link
+// the schema generator or pay its package initialisation.
+package openapi
 
 import (
 	"encoding/json"
@@ -9,23 +13,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/api"
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
-// Health is the answer of GET /healthz while the service can reach its database.
-type Health struct {
-	Status string `json:"status"`
-}
-
-// Empty is the body of a POST that takes no fields (cancel, dismiss): "{}" or
-// none.
-type Empty struct{}
-
-// OpenAPI is the OpenAPI 3.1 document of the JSON API served at baseURL. The
+// Document is the OpenAPI 3.1 document of the JSON API served at baseURL. The
 // schemas are generated from this package's types by reflection, so a field
 // added to a type is in the document; the operations below are the one
 // hand-written part and list every JSON route (not the HTML pages).
-func OpenAPI(baseURL string) ([]byte, error) {
+func Document(baseURL string) ([]byte, error) {
 	schemas := map[string]any{}
 	paths := map[string]map[string]any{}
 	for _, op := range operations() {
@@ -52,7 +48,7 @@ func OpenAPI(baseURL string) ([]byte, error) {
 			if err != nil {
 				return nil, err
 			}
-			_, empty := op.body.(Empty)
+			_, empty := op.body.(api.Empty)
 			o["requestBody"] = map[string]any{"required": !empty, "content": jsonContent(ref)}
 		}
 		responses := o["responses"].(map[string]any)
@@ -79,17 +75,17 @@ func OpenAPI(baseURL string) ([]byte, error) {
 		}
 		paths[op.path.openAPI()][op.method] = o
 	}
-	decision, err := schemaRef(schemas, Decision{})
+	decision, err := schemaRef(schemas, api.Decision{})
 	if err != nil {
 		return nil, err
 	}
 	var signed []any
-	for _, h := range []string{HeaderKeyID, HeaderTimestamp, HeaderDelivery, HeaderRuntime, HeaderSignature, HeaderIdempotent} {
+	for _, h := range []string{api.HeaderKeyID, api.HeaderTimestamp, api.HeaderDelivery, api.HeaderRuntime, api.HeaderSignature, api.HeaderIdempotent} {
 		signed = append(signed, map[string]any{"name": h, "in": "header", "required": true, "schema": map[string]any{"type": "string"}})
 	}
 	webhooks := map[string]any{"decision": map[string]any{"post": map[string]any{
 		"operationId": "forwardDecision",
-		"summary":     "A decision forwarded to a runtime's callback_url + " + DecidePath + ", signed (docs/forwarding.md)",
+		"summary":     "A decision forwarded to a runtime's callback_url + " + api.DecidePath + ", signed (docs/forwarding.md)",
 		"parameters":  signed,
 		"requestBody": map[string]any{"required": true, "content": jsonContent(decision)},
 		"responses": map[string]any{

@@ -1,9 +1,9 @@
-package api_test
+package openapi_test
 
 import (
 	"testing"
 
-	"github.com/gatehousehq/gatehouse/api"
+	"github.com/gatehousehq/gatehouse/api/openapi"
 	"github.com/pb33f/libopenapi"
 	validator "github.com/pb33f/libopenapi-validator"
 )
@@ -11,7 +11,7 @@ import (
 // TestOpenAPIIsValid checks the generated document against the OpenAPI 3.1
 // schema; web's test checks real answers against it.
 func TestOpenAPIIsValid(t *testing.T) {
-	b, err := api.OpenAPI("http://127.0.0.1:8080")
+	b, err := openapi.Document("http://127.0.0.1:8080")
 	if err != nil {
 		t.Fatal(err)
 	}

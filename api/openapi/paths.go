@@ -1,8 +1,10 @@
-package api
+package openapi
 
 import (
 	"net/http"
 	"strings"
+
+	"github.com/gatehousehq/gatehouse/api"
 )
 
 // Roles, as the operations name their callers.
@@ -72,7 +74,7 @@ func text(name, desc string) query {
 func errs(statuses ...int) []answer {
 	out := make([]answer, len(statuses))
 	for i, s := range statuses {
-		out[i] = answer{status: s, body: ErrorBody{}}
+		out[i] = answer{status: s, body: api.ErrorBody{}}
 	}
 	return out
 }
@@ -88,7 +90,7 @@ func operations() []operation {
 		filers  = []string{roleRuntime, roleAgent}
 		op      = []string{roleOperator}
 		runtime = []string{roleRuntime}
-		rec     = []answer{{status: http.StatusOK, body: Request{}}}
+		rec     = []answer{{status: http.StatusOK, body: api.Request{}}}
 		wait    = seconds("timeout", "how long to wait, in seconds (default 60)", 1, 300)
 		decided = answers(rec, 400, 401, 403, 404, 409, 410, 413, 422)
 		// The chain's seq fits in 62 bits (web refuses more).
@@ -97,83 +99,83 @@ func operations() []operation {
 	)
 	return []operation{
 		{method: "get", path: "/healthz", id: "healthz", summary: "Liveness: the service and its database answer",
-			responses: answers([]answer{{status: 200, body: Health{}}}, 503)},
+			responses: answers([]answer{{status: 200, body: api.Health{}}}, 503)},
 		{method: "get", path: "/openapi.json", id: "openapi", summary: "This document",
 			responses: []answer{{status: 200, body: document{}}}},
 
 		{method: "post", path: "/v1/requests", id: "fileRequest", summary: "File a request for the operator",
-			roles: filers, headers: []string{"Idempotency-Key"}, body: NewRequest{},
-			responses: answers([]answer{{status: 201, body: Request{}, desc: "Filed"}, {status: 200, body: Request{}, desc: "An Idempotency-Key repeat: the record it filed"}}, 400, 401, 403, 409, 413)},
+			roles: filers, headers: []string{"Idempotency-Key"}, body: api.NewRequest{},
+			responses: answers([]answer{{status: 201, body: api.Request{}, desc: "Filed"}, {status: 200, body: api.Request{}, desc: "An Idempotency-Key repeat: the record it filed"}}, 400, 401, 403, 409, 413)},
 		{method: "get", path: "/v1/requests", id: "listRequests", summary: "List requests, newest first (callers other than operators see their own)",
 			roles: all, query: []query{text("status", "open, resolved, expired, dismissed, cancelled or all"), text("kind", ""), text("risk", ""), text("cursor", "next_cursor of the previous page"),
 				{"limit", "page size", map[string]any{"type": "integer", "minimum": 1, "maximum": 200}}},
-			responses: answers([]answer{{status: 200, body: List{}}}, 400, 401, 403)},
+			responses: answers([]answer{{status: 200, body: api.List{}}}, 400, 401, 403)},
 		{method: "get", path: "/v1/requests/:id", id: "getRequest", summary: "One request",
 			roles: all, responses: answers(rec, 401, 403, 404)},
 		{method: "patch", path: "/v1/requests/:id", id: "patchRequest", summary: "Edit an open, unsealed request the caller filed; raises its version",
-			roles: filers, body: Patch{}, responses: answers(rec, 400, 401, 403, 404, 409, 413)},
+			roles: filers, body: api.Patch{}, responses: answers(rec, 400, 401, 403, 404, 409, 413)},
 		{method: "post", path: "/v1/requests/:id/cancel", id: "cancelRequest", summary: "Withdraw an open request the caller filed",
-			roles: filers, body: Empty{}, responses: answers(rec, 400, 401, 403, 404, 409)},
+			roles: filers, body: api.Empty{}, responses: answers(rec, 400, 401, 403, 404, 409)},
 		{method: "get", path: "/v1/requests/:id/wait", id: "waitRequest", summary: "Long-poll: at once if not open, else when it changes, else after timeout with timed_out true",
-			roles: all, query: []query{wait}, responses: answers([]answer{{status: 200, body: Wait{}}}, 400, 401, 403, 404, 429)},
+			roles: all, query: []query{wait}, responses: answers([]answer{{status: 200, body: api.Wait{}}}, 400, 401, 403, 404, 429)},
 		{method: "post", path: "/v1/requests/:id/decide", id: "decideRequest", summary: "Decide on the version seen; 409 answers the current record",
-			roles: op, body: Decide{}, responses: decided},
+			roles: op, body: api.Decide{}, responses: decided},
 		{method: "post", path: "/v1/requests/:id/dismiss", id: "dismissRequest", summary: "Retire a non-blocking item",
-			roles: op, body: Empty{}, responses: answers(rec, 400, 401, 403, 404, 409)},
+			roles: op, body: api.Empty{}, responses: answers(rec, 400, 401, 403, 404, 409)},
 		{method: "get", path: "/v1/requests/:id/audit", id: "auditRequest", summary: "A request's audit trail, oldest first",
-			roles: op, responses: answers([]answer{{status: 200, body: AuditPage{}}}, 401, 403, 404)},
+			roles: op, responses: answers([]answer{{status: 200, body: api.AuditPage{}}}, 401, 403, 404)},
 		{method: "get", path: "/v1/audit", id: "listAudit", summary: "The hash-chained trail after ?after=SEQ, at most ?limit=N entries",
-			roles: op, query: []query{auditAfter, auditLimit}, responses: answers([]answer{{status: 200, body: AuditPage{}}}, 400, 401, 403)},
+			roles: op, query: []query{auditAfter, auditLimit}, responses: answers([]answer{{status: 200, body: api.AuditPage{}}}, 400, 401, 403)},
 		{method: "get", path: "/v1/audit/head", id: "getAuditHead", summary: "The chain's newest link, signed with the key at /v1/keys",
-			roles: op, responses: answers([]answer{{status: 200, body: AuditHead{}}}, 401, 403)},
+			roles: op, responses: answers([]answer{{status: 200, body: api.AuditHead{}}}, 401, 403)},
 		{method: "post", path: "/api/operator-attention/permissions/decide", id: "decideAttention", summary: "The same decide, in the shape runtimes speak",
-			roles: op, body: AttentionDecide{}, responses: decided},
+			roles: op, body: api.AttentionDecide{}, responses: decided},
 
 		{method: "get", path: "/v1/sessions", id: "listSessions", summary: "Live page sessions: who is logged in where",
-			roles: op, responses: answers([]answer{{status: 200, body: Sessions{}}}, 401, 403)},
+			roles: op, responses: answers([]answer{{status: 200, body: api.Sessions{}}}, 401, 403)},
 		{method: "delete", path: "/v1/sessions/:id", id: "endSession", summary: "End a page session (its cookie is refused at once)",
 			roles: op, responses: answers([]answer{{status: 204}}, 401, 403, 404)},
 
 		{method: "get", path: "/v1/rules", id: "listRules", summary: "The rules in force",
-			roles: op, responses: answers([]answer{{status: 200, body: Rules{}}}, 401, 403)},
+			roles: op, responses: answers([]answer{{status: 200, body: api.Rules{}}}, 401, 403)},
 
 		{method: "get", path: "/v1/keys", id: "getKeys", summary: "The public keys forwards are signed with",
-			responses: answers([]answer{{status: 200, body: Keys{}}}, 401)},
+			responses: answers([]answer{{status: 200, body: api.Keys{}}}, 401)},
 		{method: "post", path: "/v1/runtimes", id: "registerRuntime", summary: "Register the caller's runtime (the same name again updates it)",
-			roles: runtime, body: RuntimeRegistration{},
-			responses: answers([]answer{{status: 201, body: Runtime{}, desc: "Registered"}, {status: 200, body: Runtime{}, desc: "Updated"}}, 400, 401, 403, 413)},
+			roles: runtime, body: api.RuntimeRegistration{},
+			responses: answers([]answer{{status: 201, body: api.Runtime{}, desc: "Registered"}, {status: 200, body: api.Runtime{}, desc: "Updated"}}, 400, 401, 403, 413)},
 		{method: "get", path: "/v1/runtimes", id: "listRuntimes", summary: "Runtimes and their forwarding health (a runtime sees its own)",
-			roles: []string{roleOperator, roleRuntime}, responses: answers([]answer{{status: 200, body: Runtimes{}}}, 401, 403)},
+			roles: []string{roleOperator, roleRuntime}, responses: answers([]answer{{status: 200, body: api.Runtimes{}}}, 401, 403)},
 		{method: "get", path: "/v1/runtimes/:id/decisions", id: "feedDecisions", summary: "Long-poll feed of decisions on the runtime's requests; asking for what follows a cursor acknowledges it",
 			roles: runtime, query: []query{text("after", "a cursor this feed gave"), wait},
-			responses: answers([]answer{{status: 200, body: DecisionPage{}}}, 400, 401, 403, 404, 429)},
+			responses: answers([]answer{{status: 200, body: api.DecisionPage{}}}, 400, 401, 403, 404, 429)},
 
 		{method: "post", path: "/v1/pending", id: "filePending", summary: "File an approval for one exact HTTP request (a request-bound single-use grant)",
-			roles: runtime, body: NewPending{}, responses: answers([]answer{{status: 201, body: PendingFiled{}}}, 400, 401, 403, 409, 413)},
+			roles: runtime, body: api.NewPending{}, responses: answers([]answer{{status: 201, body: api.PendingFiled{}}}, 400, 401, 403, 409, 413)},
 		{method: "post", path: "/v1/pending/claim", id: "claimPending", summary: "Release one approved grant for exactly this request",
-			roles: runtime, body: NewPending{}, responses: []answer{
-				{status: 200, body: Claimed{}},
-				{status: 400, body: ErrorBody{}}, {status: 401, body: ErrorBody{}},
-				{status: 403, body: []any{AgentBody{}, ErrorBody{}}, desc: "approval_denied or approval_expired (for the agent), or forbidden"},
-				{status: 404, body: ErrorBody{}, desc: "no_grant: nothing approved matches"},
-				{status: 409, body: AgentBody{}, desc: "approval_pending (for the agent)"},
+			roles: runtime, body: api.NewPending{}, responses: []answer{
+				{status: 200, body: api.Claimed{}},
+				{status: 400, body: api.ErrorBody{}}, {status: 401, body: api.ErrorBody{}},
+				{status: 403, body: []any{api.AgentBody{}, api.ErrorBody{}}, desc: "approval_denied or approval_expired (for the agent), or forbidden"},
+				{status: 404, body: api.ErrorBody{}, desc: "no_grant: nothing approved matches"},
+				{status: 409, body: api.AgentBody{}, desc: "approval_pending (for the agent)"},
 			}},
 		{method: "get", path: "/v1/pending/:pending_id", id: "getPending", summary: "A grant's status",
-			roles: runtime, responses: answers([]answer{{status: 200, body: PendingStatus{}}}, 401, 403, 404)},
+			roles: runtime, responses: answers([]answer{{status: 200, body: api.PendingStatus{}}}, 401, 403, 404)},
 		{method: "get", path: "/v1/pending/:pending_id/wait", id: "waitPending", summary: "Long-poll a grant's status",
-			roles: runtime, query: []query{wait}, responses: answers([]answer{{status: 200, body: PendingWait{}}}, 400, 401, 403, 404, 429)},
+			roles: runtime, query: []query{wait}, responses: answers([]answer{{status: 200, body: api.PendingWait{}}}, 400, 401, 403, 404, 429)},
 
 		{method: "get", path: "/v1/devices", id: "listDevices", summary: "Push devices, retired ones included",
-			roles: op, responses: answers([]answer{{status: 200, body: Devices{}}}, 401, 403)},
+			roles: op, responses: answers([]answer{{status: 200, body: api.Devices{}}}, 401, 403)},
 		{method: "post", path: "/v1/devices", id: "registerDevice", summary: "Register an APNs device token",
-			roles: op, body: NewDevice{}, responses: answers([]answer{{status: 201, body: Device{}, desc: "Registered"}, {status: 200, body: Device{}, desc: "Known (live again)"}}, 400, 401, 403, 413)},
+			roles: op, body: api.NewDevice{}, responses: answers([]answer{{status: 201, body: api.Device{}, desc: "Registered"}, {status: 200, body: api.Device{}, desc: "Known (live again)"}}, 400, 401, 403, 413)},
 		{method: "delete", path: "/v1/devices/:token", id: "dropDevice", summary: "Drop a device by its token or id",
 			roles: op, responses: answers([]answer{{status: 204}}, 401, 403, 404)},
 		{method: "get", path: "/v1/webpush/key", id: "webPushKey", summary: "The VAPID public key browsers subscribe with",
-			roles: op, responses: answers([]answer{{status: 200, body: VAPIDKey{}}}, 401, 403)},
+			roles: op, responses: answers([]answer{{status: 200, body: api.VAPIDKey{}}}, 401, 403)},
 		{method: "post", path: "/v1/webpush/subscribe", id: "subscribeWebPush", summary: "Record a browser's push subscription",
-			roles: op, body: PushSubscription{}, responses: answers([]answer{{status: 201, body: Device{}, desc: "Subscribed"}, {status: 200, body: Device{}, desc: "Known"}}, 400, 401, 403, 413)},
+			roles: op, body: api.PushSubscription{}, responses: answers([]answer{{status: 201, body: api.Device{}, desc: "Subscribed"}, {status: 200, body: api.Device{}, desc: "Known"}}, 400, 401, 403, 413)},
 		{method: "post", path: "/v1/webpush/unsubscribe", id: "unsubscribeWebPush", summary: "Drop a browser's push subscription",
-			roles: op, body: Unsubscribe{}, responses: answers([]answer{{status: 204}}, 400, 401, 403, 404)},
+			roles: op, body: api.Unsubscribe{}, responses: answers([]answer{{status: 204}}, 400, 401, 403, 404)},
 	}
 }
