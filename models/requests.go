@@ -27,13 +27,12 @@ func (s *Store) CreateRequest(ctx context.Context, p Principal, n NewRequest, id
 		return nil, false, Errorf(ECodeInvalid, "Idempotency-Key is longer than 200 bytes")
 	}
 	db := s.DB.WithContext(ctx)
-	if idemKey != "" {
-		if r, err := s.byIdempotencyKey(s.reader(ctx), p.ID, idemKey); err == nil || !notFound(err) {
-			return r, false, err
-		}
-	}
+	// A repeated key is found by the insert's unique index, not by a read
+	// before it: every filing of the hook has a key and almost none repeat.
+	// A repeat still answers the first record whatever its body says, so a
+	// check that fails here asks whether the key was used before (repeat).
 	if err := checkRuntime(s.reader(ctx), p, n.RuntimeID); err != nil {
-		return nil, false, err
+		return s.repeatOr(ctx, p, idemKey, err)
 	}
 	now := s.now()
 	exp := s.DefaultExpiry
@@ -41,7 +40,7 @@ func (s *Store) CreateRequest(ctx context.Context, p Principal, n NewRequest, id
 		exp = n.ExpiresIn
 	}
 	if exp > s.MaxExpiry {
-		return nil, false, Errorf(ECodeInvalid, "expires_in is over the server's maximum of %d seconds", int(s.MaxExpiry.Seconds()))
+		return s.repeatOr(ctx, p, idemKey, Errorf(ECodeInvalid, "expires_in is over the server's maximum of %d seconds", int(s.MaxExpiry.Seconds())))
 	}
 	r = &Request{
 		ID: NewID("req_"), Kind: n.Kind, Status: StatusOpen, Version: 1,
@@ -61,7 +60,7 @@ func (s *Store) CreateRequest(ctx context.Context, p Principal, n NewRequest, id
 	r.FiledFor = p.For
 	v := s.Rules.Current().Evaluate(r)
 	if r.Approvers, err = stricter(v.Approvers, n.Approvers); err != nil {
-		return nil, false, err
+		return s.repeatOr(ctx, p, idemKey, err)
 	}
 	v = v.underPolicy(r)
 	v.hold(r, now)
@@ -96,7 +95,8 @@ func (s *Store) CreateRequest(ctx context.Context, p Principal, n NewRequest, id
 	})
 	if errors.Is(err, gorm.ErrDuplicatedKey) {
 		if idemKey != "" {
-			// A concurrent retry won the insert: answer with its record.
+			// A repeat, or a concurrent retry that won the insert: answer
+			// with the first record.
 			if first, ferr := s.byIdempotencyKey(db, p.ID, idemKey); ferr == nil {
 				return first, false, nil
 			}
@@ -112,6 +112,19 @@ func (s *Store) CreateRequest(ctx context.Context, p Principal, n NewRequest, id
 		s.logGrant(ctx, r, "decide")
 	}
 	return r, true, nil
+}
+
+// repeatOr answers a filing that failed with err: the record key filed first
+// when key was used before (a repeat answers it whatever its body), else err.
+func (s *Store) repeatOr(ctx context.Context, p Principal, key string, err error) (*Request, bool, error) {
+	if key != "" {
+		if first, ferr := s.byIdempotencyKey(s.reader(ctx), p.ID, key); ferr == nil {
+			return first, false, nil
+		} else if !notFound(ferr) {
+			return nil, false, ferr
+		}
+	}
+	return nil, false, err
 }
 
 func (s *Store) byIdempotencyKey(db *gorm.DB, owner, key string) (*Request, error) {

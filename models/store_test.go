@@ -159,15 +159,48 @@ func TestIdempotency(t *testing.T) {
 		if err != nil || !created {
 			t.Fatal(err)
 		}
-		b, created, err := s.CreateRequest(ctx, p, n, "k1")
-		if err != nil || created || b.ID != a.ID {
-			t.Fatalf("retry: %v %v %v", b, created, err)
+		trail := func(t *testing.T) int {
+			t.Helper()
+			entries, err := s.AuditTrail(ctx, a.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return len(entries)
 		}
-		other := agent(t, s, "a2")
-		c, created, err := s.CreateRequest(ctx, other, n, "k1")
-		if err != nil || !created || c.ID == a.ID {
-			t.Fatalf("another owner's key is its own: %v %v", created, err)
-		}
+		audited := trail(t)
+		t.Run("a retry answers the first record and writes nothing", func(t *testing.T) {
+			b, created, err := s.CreateRequest(ctx, p, n, "k1")
+			if err != nil || created || b.ID != a.ID {
+				t.Fatalf("retry: %v %v %v", b, created, err)
+			}
+			if got := trail(t); got != audited {
+				t.Fatalf("the retry left %d audit entries on the first record, want %d", got, audited)
+			}
+		})
+		// The key is found by the insert, not a read before the checks: a
+		// retry whose body a check would refuse still answers the first record.
+		t.Run("a retry answers the first record whatever its body", func(t *testing.T) {
+			long := n
+			long.ExpiresIn = s.MaxExpiry + time.Hour
+			rt := n
+			rt.RuntimeID = ptr("rt_nobody")
+			for name, body := range map[string]models.NewRequest{"expiry over the maximum": long, "a runtime it does not own": rt} {
+				b, created, err := s.CreateRequest(ctx, p, body, "k1")
+				if err != nil || created || b.ID != a.ID {
+					t.Fatalf("%s: %v %v %v", name, b, created, err)
+				}
+				if _, _, err := s.CreateRequest(ctx, p, body, "k-new-"+name); models.ErrorCode(err) != models.ECodeInvalid {
+					t.Fatalf("%s under a new key: %v, want invalid", name, err)
+				}
+			}
+		})
+		t.Run("another owner's key is its own", func(t *testing.T) {
+			other := agent(t, s, "a2")
+			c, created, err := s.CreateRequest(ctx, other, n, "k1")
+			if err != nil || !created || c.ID == a.ID {
+				t.Fatalf("another owner's key is its own: %v %v", created, err)
+			}
+		})
 	})
 }
 
