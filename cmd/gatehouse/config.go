@@ -1,3 +1,5 @@
+//go:build !agent
+
 package main
 
 import (
@@ -12,14 +14,6 @@ import (
 	"github.com/gatehousehq/gatehouse/app"
 	"github.com/gatehousehq/gatehouse/models"
 )
-
-// env returns the environment variable's value, or def.
-func env(name, def string) string {
-	if v, ok := os.LookupEnv(name); ok && v != "" {
-		return v
-	}
-	return def
-}
 
 // envReader reads typed environment values and keeps every bad one, so a
 // command stops with a message naming it instead of running on the default.

@@ -24,11 +24,13 @@ import (
 // a deadline for a hang, not a speed assertion.
 const guard = 2 * time.Minute
 
-// Build compiles the gatehouse command into the test's temporary directory.
-func Build(t testing.TB) string {
+// Build compiles the gatehouse command into the test's temporary directory,
+// with go build's flags (such as "-tags", "agent") if any.
+func Build(t testing.TB, flags ...string) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "gatehouse")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/gatehousehq/gatehouse/cmd/gatehouse")
+	args := append(append([]string{"build", "-o", bin}, flags...), "github.com/gatehousehq/gatehouse/cmd/gatehouse")
+	cmd := exec.Command("go", args...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}

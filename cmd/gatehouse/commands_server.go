@@ -1,0 +1,31 @@
+//go:build !agent
+
+package main
+
+// serverCommands are the commands that run the server or open its database.
+func serverCommands() map[string]command {
+	return map[string]command{
+		"serve":   runServe,
+		"token":   runToken,
+		"session": runSession,
+		"rules":   runRules,
+		"push":    runPush,
+		"audit":   runAudit,
+	}
+}
+
+const serverUsage = `  gatehouse serve [--addr 127.0.0.1:8080] [--database sqlite:PATH|postgres://…] [--base-url URL] [--rules FILE]
+  gatehouse token create --role operator|runtime|agent --name NAME [--groups G1,G2] [--for OPERATOR] [--database URL] [--create]
+  gatehouse token list [--database URL]
+  gatehouse token revoke ID|NAME [--database URL]
+  gatehouse session list|revoke ID [--database URL]
+  gatehouse rules check FILE
+  gatehouse rules test FILE [REQUEST.json]   (the request on stdin when not named)
+  gatehouse push test [--database URL] [--base-url URL]
+  gatehouse audit export [--database URL] [--after SEQ]
+  gatehouse audit verify [--database URL | --file EXPORT.jsonl [--key PUBLIC_KEY]] [--head HEAD.json]
+`
+
+const buildNote = `The default database is gatehouse.db in $XDG_DATA_HOME/gatehouse (else
+~/.local/share/gatehouse); serve creates it, other commands need --create.
+`
