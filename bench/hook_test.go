@@ -30,7 +30,7 @@ import (
 func BenchmarkHookProcess(b *testing.B) {
 	// The ways the binary is made: `go install` as the README says, the
 	// Dockerfile's static, stripped build, and the agent build the README
-	// gives a machine that only runs agents (`go install -tags agent`).
+	// gives a machine that only runs agents (`CGO_ENABLED=0 go install -tags agent`).
 	builds := []struct {
 		name  string
 		env   []string
@@ -38,7 +38,7 @@ func BenchmarkHookProcess(b *testing.B) {
 	}{
 		{"go-install", nil, nil},
 		{"static", []string{"CGO_ENABLED=0"}, []string{"-trimpath", "-ldflags=-s -w"}},
-		{"agent", nil, []string{"-tags", "agent"}},
+		{"agent", []string{"CGO_ENABLED=0"}, []string{"-tags", "agent"}},
 	}
 	dir := b.TempDir()
 	built := map[string]string{} // sub-benchmarks run one at a time
