@@ -178,16 +178,22 @@ func TestIdempotency(t *testing.T) {
 			}
 		})
 		// The key is found by the insert, not a read before the checks: a
-		// retry whose body a check would refuse still answers the first record.
+		// retry whose body a check would refuse still answers the first
+		// record, and no retry changes what that record says.
 		t.Run("a retry answers the first record whatever its body", func(t *testing.T) {
 			long := n
 			long.ExpiresIn = s.MaxExpiry + time.Hour
 			rt := n
 			rt.RuntimeID = ptr("rt_nobody")
-			for name, body := range map[string]models.NewRequest{"expiry over the maximum": long, "a runtime it does not own": rt} {
+			other := n // the agent's attempt to make the key's record say something else
+			other.Title, other.Tool, other.Command = "Run: rm -rf /", "Bash", "rm -rf /"
+			for name, body := range map[string]models.NewRequest{"expiry over the maximum": long, "a runtime it does not own": rt, "another command": other} {
 				b, created, err := s.CreateRequest(ctx, p, body, "k1")
-				if err != nil || created || b.ID != a.ID {
-					t.Fatalf("%s: %v %v %v", name, b, created, err)
+				if err != nil || created || b.ID != a.ID || b.Title != a.Title || b.Command != a.Command || b.Version != a.Version {
+					t.Fatalf("%s: %+v %v %v, want the first record as filed", name, b, created, err)
+				}
+				if name == "another command" {
+					continue // valid under a new key
 				}
 				if _, _, err := s.CreateRequest(ctx, p, body, "k-new-"+name); models.ErrorCode(err) != models.ECodeInvalid {
 					t.Fatalf("%s under a new key: %v, want invalid", name, err)

@@ -13,8 +13,9 @@ type Subscriber interface {
 }
 
 // Sweeper settles requests at their expiry. It sleeps until the next expiry it
-// knows of, and a new request makes it look again, so nothing waits on a poll
-// interval and nothing stays open past its time by more than a moment.
+// knows of, brought earlier by a new request that expires sooner, so nothing
+// waits on a poll interval and nothing stays open past its time by more than a
+// moment.
 type Sweeper struct {
 	Store   *Store
 	Changes Subscriber
@@ -46,12 +47,19 @@ func (w *Sweeper) Run(ctx context.Context) {
 			} else if ch.Action != "create" && ch.Action != ActionResync {
 				continue
 			}
-			// A new request may expire before the timer fires: look shortly
-			// after, coalescing a burst. Only ever bring the look earlier, so
-			// a steady stream of filings cannot postpone a due sweep forever.
-			if soon := time.Now().Add(50 * time.Millisecond); soon.Before(due) {
-				timer.Reset(50 * time.Millisecond)
-				due = soon
+			// A new request may expire before the timer fires. Its record says
+			// when, so the look moves to then (a sweep's 5 ms after), and a
+			// filing that expires later costs no sweep; a change without its
+			// record (a resync) looks shortly after, coalescing a burst. Only
+			// ever bring the look earlier, so a steady stream of filings cannot
+			// postpone a due sweep forever.
+			at := time.Now().Add(50 * time.Millisecond)
+			if ok && ch.Record != nil {
+				at = ch.Record.ExpiresAt.Add(5 * time.Millisecond)
+			}
+			if at.Before(due) {
+				timer.Reset(max(time.Until(at), 0))
+				due = at
 			}
 			continue
 		case <-timer.C:

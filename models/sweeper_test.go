@@ -11,6 +11,29 @@ import (
 )
 
 func TestSweeper(t *testing.T) {
+	t.Run("a new request is swept at its expiry, with no look before", func(t *testing.T) {
+		s, changes := modelstest.Store(t, "sqlite")
+		p := agent(t, s, "a1")
+		settled := make(chan int, 16)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		sw := &models.Sweeper{Store: s, Changes: changes, Settled: func(n int) { settled <- n }}
+		go func() { sw.Run(ctx); close(done) }()
+		defer func() { cancel(); <-done }()
+		testkit.Recv(t, settled, "the first look, at start") // nothing open: it sleeps MaxSleep
+		later := file(t, s, p, models.NewRequest{ExpiresIn: time.Hour})
+		due := file(t, s, p, models.NewRequest{ExpiresIn: 200 * time.Millisecond})
+		// The next sweep is the one at due's expiry: neither filing made it look
+		// before (the later one expires after the timer, the due one is timed).
+		if n := testkit.Recv(t, settled, "the sweep at the expiry"); n != 1 {
+			t.Fatalf("the first sweep after the filings settled %d, want the due one alone", n)
+		}
+		for id, want := range map[string]string{due.ID: models.StatusExpired, later.ID: models.StatusOpen} {
+			if r, err := s.GetRequest(ctx, id); err != nil || r.Status != want {
+				t.Fatalf("%s: %v %v, want %s", id, r, err, want)
+			}
+		}
+	})
 	t.Run("a steady stream of filings does not postpone an expiry", func(t *testing.T) {
 		s, changes := modelstest.Store(t, "sqlite")
 		p := agent(t, s, "a1")
