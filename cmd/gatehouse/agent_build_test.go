@@ -17,7 +17,7 @@ import (
 	"github.com/gatehousehq/gatehouse/web/webtest"
 )
 
-// TestAgentBuild checks the agent build (`go build -tags agent`): it links
+// TestAgentBuild checks the agent build (`CGO_ENABLED=0 go build -tags agent`): it links
 // none of the server's packages (the reason it exists: the hook runs once per
 // tool call, and every linked package's initialisation runs in every process),
 // refuses the server's commands saying where they are, and its hook answers
@@ -50,6 +50,7 @@ func TestAgentBuild(t *testing.T) {
 		}
 	})
 
+	t.Setenv("CGO_ENABLED", "0") // built as docs/agents.md says
 	bin := gatehousetest.Build(t, "-tags", "agent")
 	run := func(t *testing.T, stdin []byte, env []string, args ...string) (code int, stdout, stderr string) {
 		t.Helper()
