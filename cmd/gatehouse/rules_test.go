@@ -1,9 +1,9 @@
+//go:build !agent
+
 package main
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -21,15 +21,6 @@ const cliRules = `rules:
     window: 2m
     then: deny
 `
-
-func rulesFile(t *testing.T, src string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), "rules.yaml")
-	if err := os.WriteFile(p, []byte(src), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
 
 func TestRulesCommand(t *testing.T) {
 	good := rulesFile(t, cliRules)
