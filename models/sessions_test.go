@@ -1,7 +1,6 @@
 package models_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -137,12 +136,8 @@ func TestSessions(t *testing.T) {
 			_, cookie := login(t)
 			clock = start.Add(31 * 24 * time.Hour)
 			defer func() { clock = start }()
-			settled := make(chan int, 16)
-			sctx, cancel := context.WithCancel(ctx)
-			done := make(chan struct{})
-			sw := &models.Sweeper{Store: s, Changes: changes, Settled: func(n int) { settled <- n }}
-			go func() { sw.Run(sctx); close(done) }()
-			defer func() { cancel(); testkit.Recv(t, done, "the sweeper to stop") }()
+			settled, end := runSweeper(t, s, changes)
+			defer end() // before the clock is put back: the sweeper reads it
 			testkit.Recv(t, settled, "the first sweep")
 			var left int64
 			if err := s.DB.Model(&models.Session{}).Where("hash = ?", models.HashSecret(cookie)).Count(&left).Error; err != nil || left != 0 {

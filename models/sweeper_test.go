@@ -2,10 +2,10 @@ package models_test
 
 import (
 	"context"
-	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"testing"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/gatehousehq/gatehouse/models/modelstest"
 )
@@ -14,12 +14,8 @@ func TestSweeper(t *testing.T) {
 	t.Run("a new request is swept at its expiry, with no look before", func(t *testing.T) {
 		s, changes := modelstest.Store(t, "sqlite")
 		p := agent(t, s, "a1")
-		settled := make(chan int, 16)
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		sw := &models.Sweeper{Store: s, Changes: changes, Settled: func(n int) { settled <- n }}
-		go func() { sw.Run(ctx); close(done) }()
-		defer func() { cancel(); <-done }()
+		settled, end := runSweeper(t, s, changes)
+		defer end()
 		testkit.Recv(t, settled, "the first look, at start") // nothing open: it sleeps MaxSleep
 		later := file(t, s, p, models.NewRequest{ExpiresIn: time.Hour})
 		due := file(t, s, p, models.NewRequest{ExpiresIn: 200 * time.Millisecond})
@@ -38,12 +34,8 @@ func TestSweeper(t *testing.T) {
 		s, changes := modelstest.Store(t, "sqlite")
 		p := agent(t, s, "a1")
 		due := file(t, s, p, models.NewRequest{ExpiresIn: 300 * time.Millisecond})
-		settled := make(chan int, 1000)
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		sw := &models.Sweeper{Store: s, Changes: changes, Settled: func(n int) { settled <- n }}
-		go func() { sw.Run(ctx); close(done) }()
-		defer func() { cancel(); <-done }()
+		settled, end := runSweeper(t, s, changes)
+		defer end()
 		testkit.Recv(t, settled, "settled") // the first look, at start: nothing is due yet
 
 		// File a request every 10 ms (the load), until the due one is settled.
@@ -84,4 +76,16 @@ func TestSweeper(t *testing.T) {
 			}
 		}
 	})
+}
+
+// runSweeper runs a sweeper on s until end, which waits for it to stop; each
+// sweep's count of settled requests arrives on settled.
+func runSweeper(t *testing.T, s *models.Store, changes models.Subscriber) (settled <-chan int, end func()) {
+	t.Helper()
+	c := make(chan int, 1000)
+	sctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	sw := &models.Sweeper{Store: s, Changes: changes, Settled: func(n int) { c <- n }}
+	go func() { sw.Run(sctx); close(done) }()
+	return c, func() { cancel(); testkit.Recv(t, done, "the sweeper to stop") }
 }
