@@ -4,155 +4,53 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"strconv"
-	"unicode/utf8"
 
 	"github.com/gowebpki/jcs"
 )
 
-// Action is what an operator is shown and decides on: the fields
-// action_digest covers (DESIGN.md "Request record"). An empty string and a
-// nil pointer are both absent and canonicalise to null.
-type Action struct {
-	Kind          string
-	Title         string
-	Summary       string
-	Detail        string
-	Tool          string
-	Command       string
-	Options       []Option
-	DefaultOption string
-	AllowAnswer   bool
-	RuntimeID     *string
-	PendingID     *string
+// serverAssigned are the record's members the server writes and nobody files
+// or edits: who and when, the state of the decision, and the digests
+// themselves. Everything else a record carries — what the operator reads, what
+// a rule or a policy matches, what a client acts on — is in the action digest,
+// so a member added to Request later is covered unless it is listed here.
+var serverAssigned = []string{
+	"id", "status", "version", "decision", "answer", "note", "created_by",
+	"created_at", "updated_at", "expires_at", "resolved_at", "decided_by",
+	"decided_via", "actuation", "hold", "edited_at", "action_digest", "decided_digest",
 }
 
-type digestOption struct {
-	ID     string  `json:"id"`
-	Label  string  `json:"label"`
-	Effect *string `json:"effect"`
-}
-
-type digestInput struct {
-	Kind          *string        `json:"kind"`
-	Title         *string        `json:"title"`
-	Summary       *string        `json:"summary"`
-	Detail        *string        `json:"detail"`
-	Tool          *string        `json:"tool"`
-	Command       *string        `json:"command"`
-	Options       []digestOption `json:"options"`
-	DefaultOption *string        `json:"default_option"`
-	AllowAnswer   bool           `json:"allow_answer"`
-	RuntimeID     *string        `json:"runtime_id"`
-	PendingID     *string        `json:"pending_id"`
-}
-
-func orNull(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
-}
-
-func ptrOrNull(p *string) *string {
-	if p == nil {
-		return nil
-	}
-	return orNull(*p)
-}
-
-// ActionDigest is the hex SHA-256 of the RFC 8785 canonical JSON of a: what a
-// decision is bound to. Options keep their order (it is what the operator saw).
-func ActionDigest(a Action) string {
-	sum := sha256.Sum256(actionCanonical(a))
+// ActionDigest is the hex SHA-256 of the RFC 8785 canonical JSON of r as the
+// API shows it, less the server-assigned members and the votes: what a
+// decision or a vote is bound to. It moves with every edit.
+func ActionDigest(r *Request) string {
+	sum := sha256.Sum256(actionCanonical(r))
 	return hex.EncodeToString(sum[:])
 }
 
-// actionCanonical writes the canonical form directly (keys in sorted order,
-// strings as JCS escapes them): a decision computes it inside the writer's
-// turn. Invalid UTF-8, which json.Marshal would replace, takes the general
-// path; a test and a fuzzer hold the two to the same bytes.
-func actionCanonical(a Action) []byte {
-	valid := utf8.ValidString(a.Kind) && utf8.ValidString(a.Title) && utf8.ValidString(a.Summary) &&
-		utf8.ValidString(a.Detail) && utf8.ValidString(a.Tool) && utf8.ValidString(a.Command) &&
-		utf8.ValidString(a.DefaultOption) && (a.RuntimeID == nil || utf8.ValidString(*a.RuntimeID)) &&
-		(a.PendingID == nil || utf8.ValidString(*a.PendingID))
-	for _, o := range a.Options {
-		valid = valid && utf8.ValidString(o.ID) && utf8.ValidString(o.Label) && utf8.ValidString(o.Effect)
-	}
-	if !valid {
-		return actionCanonicalJCS(a)
-	}
-	str := func(b []byte, s string) []byte {
-		if s == "" {
-			return append(b, "null"...)
-		}
-		return appendJCSString(b, s)
-	}
-	deref := func(p *string) string {
-		if p == nil {
-			return ""
-		}
-		return *p
-	}
-	b := make([]byte, 0, 256+len(a.Detail)+len(a.Command)+len(a.Summary))
-	b = append(b, `{"allow_answer":`...)
-	b = strconv.AppendBool(b, a.AllowAnswer)
-	b = append(b, `,"command":`...)
-	b = str(b, a.Command)
-	b = append(b, `,"default_option":`...)
-	b = str(b, a.DefaultOption)
-	b = append(b, `,"detail":`...)
-	b = str(b, a.Detail)
-	b = append(b, `,"kind":`...)
-	b = str(b, a.Kind)
-	b = append(b, `,"options":`...)
-	if a.Options == nil {
-		b = append(b, "[]"...)
-	} else {
-		b = append(b, '[')
-		for i, o := range a.Options {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, `{"effect":`...)
-			b = str(b, o.Effect)
-			b = append(b, `,"id":`...)
-			b = appendJCSString(b, o.ID)
-			b = append(b, `,"label":`...)
-			b = appendJCSString(b, o.Label)
-			b = append(b, '}')
-		}
-		b = append(b, ']')
-	}
-	b = append(b, `,"pending_id":`...)
-	b = str(b, deref(a.PendingID))
-	b = append(b, `,"runtime_id":`...)
-	b = str(b, deref(a.RuntimeID))
-	b = append(b, `,"summary":`...)
-	b = str(b, a.Summary)
-	b = append(b, `,"title":`...)
-	b = str(b, a.Title)
-	b = append(b, `,"tool":`...)
-	b = str(b, a.Tool)
-	return append(b, '}')
-}
-
-// actionCanonicalJCS is actionCanonical by json.Marshal and the general
-// canonicaliser.
-func actionCanonicalJCS(a Action) []byte {
-	in := digestInput{
-		Kind: orNull(a.Kind), Title: orNull(a.Title), Summary: orNull(a.Summary), Detail: orNull(a.Detail),
-		Tool: orNull(a.Tool), Command: orNull(a.Command), Options: make([]digestOption, len(a.Options)),
-		DefaultOption: orNull(a.DefaultOption), AllowAnswer: a.AllowAnswer,
-		RuntimeID: ptrOrNull(a.RuntimeID), PendingID: ptrOrNull(a.PendingID),
-	}
-	for i, o := range a.Options {
-		in.Options[i] = digestOption{ID: o.ID, Label: o.Label, Effect: orNull(o.Effect)}
-	}
-	b, err := json.Marshal(in)
+func actionCanonical(r *Request) []byte {
+	b, err := json.Marshal(r)
 	if err != nil {
-		panic("api: action digest: " + err.Error()) // strings, bools and slices always marshal
+		panic("api: action digest: " + err.Error()) // a Request always marshals
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		panic("api: action digest: " + err.Error())
+	}
+	for _, k := range serverAssigned {
+		delete(m, k)
+	}
+	if r.Approvals != nil {
+		// The policy is what the deciders must meet; the votes are its state.
+		p, _ := json.Marshal(struct {
+			Groups   []string `json:"groups"`
+			Required int      `json:"required"`
+			Note     *string  `json:"note"`
+		}{r.Approvals.Groups, r.Approvals.Required, r.Approvals.Note})
+		m["approvals"] = p
+	}
+	b, err = json.Marshal(m)
+	if err != nil {
+		panic("api: action digest: " + err.Error())
 	}
 	c, err := jcs.Transform(b)
 	if err != nil {
@@ -167,23 +65,44 @@ func (r *Request) DecidedOn(filed string) bool {
 	return filed != "" && r.DecidedDigest != nil && *r.DecidedDigest == filed
 }
 
-// Action is what r shows the operator now.
-func (r *Request) Action() Action {
-	a := Action{Kind: r.Kind, Title: r.Title, Summary: r.Summary, Detail: r.Detail, Tool: r.Tool, Command: r.Command,
-		Options: r.Options, AllowAnswer: r.AllowAnswer, RuntimeID: r.RuntimeID, PendingID: r.PendingID}
-	if r.DefaultOption != nil {
-		a.DefaultOption = *r.DefaultOption
+// AsFiled is the record n files, as far as its action digest goes: the
+// server's defaults applied, and the approval policy the server answered
+// (a rule may require approvers the filer did not name).
+func (n *NewRequest) AsFiled(answered *Request) *Request {
+	r := &Request{
+		Kind: n.Kind, Title: n.Title, Summary: n.Summary, Detail: n.Detail, Tool: n.Tool, Command: n.Command,
+		Options: n.Options, AllowAnswer: n.AllowAnswer, Source: n.Source, SourceRef: n.SourceRef,
+		RuntimeID: n.RuntimeID, Sealed: n.Sealed == nil || *n.Sealed,
 	}
-	return a
+	if r.Kind == "" {
+		r.Kind = "approval"
+	}
+	if r.Source == "" {
+		r.Source = "session"
+	}
+	if n.Risk != "" {
+		risk := n.Risk
+		r.Risk = &risk
+	}
+	if r.Options == nil {
+		r.Options = []Option{}
+	}
+	if r.SourceRef == nil {
+		r.SourceRef = map[string]string{}
+	}
+	if n.DefaultOption != "" {
+		d := n.DefaultOption
+		r.DefaultOption = &d
+	}
+	if answered != nil {
+		r.Approvals = answered.Approvals
+	}
+	return r
 }
 
-// Action is what n will show the operator once filed (the server's default
-// kind applied), so a filer can compute the digest of what it sent.
-func (n *NewRequest) Action() Action {
-	kind := n.Kind
-	if kind == "" {
-		kind = "approval"
-	}
-	return Action{Kind: kind, Title: n.Title, Summary: n.Summary, Detail: n.Detail, Tool: n.Tool, Command: n.Command,
-		Options: n.Options, DefaultOption: n.DefaultOption, AllowAnswer: n.AllowAnswer, RuntimeID: n.RuntimeID}
+// FiledAs reports whether answered is the record n filed: its action digest is
+// the digest of n. A client that acts on a decision checks this at filing and
+// DecidedOn at the end, so a record someone else filed or edited never counts.
+func (n *NewRequest) FiledAs(answered *Request) bool {
+	return answered != nil && answered.ActionDigest != "" && answered.ActionDigest == ActionDigest(n.AsFiled(answered))
 }

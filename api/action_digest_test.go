@@ -1,77 +1,120 @@
 package api_test
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"fmt"
+	"encoding/json"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/gatehousehq/gatehouse/api"
 )
 
-// worked is the example record of DESIGN.md's action_digest: a Claude Code
-// Bash permission with no summary, detail, runtime or pending grant.
-var worked = api.Action{
+// worked is a Claude Code Bash permission as the hook files it.
+var worked = api.NewRequest{
 	Kind: "permission", Title: "Run: git push origin main", Tool: "Bash", Command: "git push origin main",
 	Options:       []api.Option{{ID: "once", Label: "Allow once", Effect: "allow"}, {ID: "deny", Label: "Deny", Effect: "deny"}},
-	DefaultOption: "deny",
-}
-
-// workedCanonical is worked's RFC 8785 form written out by hand: keys sorted,
-// no whitespace, absent values null, options in their order.
-const workedCanonical = `{"allow_answer":false,"command":"git push origin main","default_option":"deny","detail":null,` +
-	`"kind":"permission","options":[{"effect":"allow","id":"once","label":"Allow once"},{"effect":"deny","id":"deny","label":"Deny"}],` +
-	`"pending_id":null,"runtime_id":null,"summary":null,"title":"Run: git push origin main","tool":"Bash"}`
-
-func ExampleActionDigest() {
-	fmt.Println(api.ActionDigest(worked))
-	// Output: 78fa69a07594c19b248ece0f3d34f12af1633cdb8a92d0103e3d6cfca760c5f5
+	DefaultOption: "deny", SourceRef: map[string]string{"session": "s1", "cwd": "/srv/app"},
 }
 
 func TestActionDigest(t *testing.T) {
-	t.Run("the worked example, computed a second way", func(t *testing.T) {
-		sum := sha256.Sum256([]byte(workedCanonical))
-		if got, want := api.ActionDigest(worked), hex.EncodeToString(sum[:]); got != want {
-			t.Fatalf("ActionDigest = %s, the hand-written canonical form hashes to %s", got, want)
+	base := worked.AsFiled(nil)
+	// The digest is defined by exclusion: every member of the record moves
+	// it except those the server assigns. A member added to Request later
+	// fails here until it is covered or listed as server-assigned.
+	t.Run("every member but the server-assigned ones moves it", func(t *testing.T) {
+		excluded := map[string]bool{}
+		for _, k := range api.ServerAssigned() {
+			excluded[k] = true
 		}
-	})
-	t.Run("every covered field moves it", func(t *testing.T) {
-		rt, pend := "rt_1", "pend_1"
-		seen := map[string]string{api.ActionDigest(worked): "the example"}
-		for name, change := range map[string]func(a *api.Action){
-			"kind":    func(a *api.Action) { a.Kind = "approval" },
-			"title":   func(a *api.Action) { a.Title = "Status update: green" },
-			"summary": func(a *api.Action) { a.Summary = "s" },
-			"detail":  func(a *api.Action) { a.Detail = "d" },
-			"tool":    func(a *api.Action) { a.Tool = "Read" },
-			"command": func(a *api.Action) { a.Command = "git push --force" },
-			"a label": func(a *api.Action) {
-				a.Options = []api.Option{{ID: "once", Label: "Deny", Effect: "allow"}, a.Options[1]}
-			},
-			"an effect": func(a *api.Action) {
-				a.Options = []api.Option{{ID: "once", Label: "Allow once", Effect: "deny"}, a.Options[1]}
-			},
-			"option order":   func(a *api.Action) { a.Options = []api.Option{a.Options[1], a.Options[0]} },
-			"default_option": func(a *api.Action) { a.DefaultOption = "once" },
-			"allow_answer":   func(a *api.Action) { a.AllowAnswer = true },
-			"runtime_id":     func(a *api.Action) { a.RuntimeID = &rt },
-			"pending_id":     func(a *api.Action) { a.PendingID = &pend },
-		} {
-			a := worked
-			change(&a)
-			d := api.ActionDigest(a)
-			if other, dup := seen[d]; dup {
-				t.Fatalf("changing %s gives the digest of %s", name, other)
+		seen := map[string]string{api.ActionDigest(base): "the example"}
+		rt := reflect.TypeOf(api.Request{})
+		for i := range rt.NumField() {
+			f := rt.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			r := *base
+			setDifferent(t, reflect.ValueOf(&r).Elem().Field(i), name)
+			d := api.ActionDigest(&r)
+			_, moved := seen[d]
+			moved = !moved
+			if excluded[name] {
+				if d != api.ActionDigest(base) {
+					t.Errorf("%s is server-assigned but moves the digest", name)
+				}
+				continue
+			}
+			if !moved {
+				t.Errorf("changing %s does not move the digest: it is not covered", name)
 			}
 			seen[d] = name
 		}
 	})
-	t.Run("the record and the filing agree", func(t *testing.T) {
-		def := "deny"
-		r := api.Request{Kind: worked.Kind, Title: worked.Title, Tool: worked.Tool, Command: worked.Command, Options: worked.Options, DefaultOption: &def}
-		n := api.NewRequest{Kind: worked.Kind, Title: worked.Title, Tool: worked.Tool, Command: worked.Command, Options: worked.Options, DefaultOption: def}
-		if api.ActionDigest(r.Action()) != api.ActionDigest(worked) || api.ActionDigest(n.Action()) != api.ActionDigest(worked) {
-			t.Fatal("Request.Action and NewRequest.Action disagree with the example")
+	t.Run("what rules, policies and clients act on is never server-assigned", func(t *testing.T) {
+		for _, k := range api.ServerAssigned() {
+			switch k {
+			case "kind", "title", "summary", "detail", "risk", "tool", "command", "options", "default_option",
+				"allow_answer", "source", "source_ref", "runtime_id", "pending_id", "sealed", "approvals":
+				t.Errorf("%s is excluded from the digest", k)
+			}
 		}
 	})
+	t.Run("the votes do not move it; the policy does", func(t *testing.T) {
+		r := *base
+		r.Approvals = &api.Approvals{Groups: []string{"release"}, Required: 2, Votes: []api.Vote{}}
+		with := api.ActionDigest(&r)
+		r.Approvals = &api.Approvals{Groups: []string{"release"}, Required: 2, Votes: []api.Vote{{By: "operator:bob", Decision: "once"}}}
+		if api.ActionDigest(&r) != with {
+			t.Fatal("a vote moved the digest")
+		}
+		r.Approvals = &api.Approvals{Groups: []string{"release"}, Required: 1, Votes: []api.Vote{}}
+		if api.ActionDigest(&r) == with {
+			t.Fatal("the number of votes required does not move the digest")
+		}
+	})
+	t.Run("a filing's digest is its record's", func(t *testing.T) {
+		answered := *base
+		answered.ID, answered.Status, answered.Version, answered.CreatedBy = "req_1", "open", 1, "agent:a"
+		answered.ActionDigest = api.ActionDigest(&answered)
+		if !worked.FiledAs(&answered) {
+			t.Fatal("FiledAs refuses the record the filing makes")
+		}
+		risky := answered
+		risk := "low"
+		risky.Risk = &risk
+		risky.ActionDigest = api.ActionDigest(&risky)
+		if worked.FiledAs(&risky) {
+			t.Fatal("FiledAs accepts a record with a risk the filing did not set (a pre-claimed key)")
+		}
+	})
+}
+
+// setDifferent sets v to a value other than its current one.
+func setDifferent(t *testing.T, v reflect.Value, name string) {
+	t.Helper()
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString(v.String() + "x")
+	case reflect.Bool:
+		v.SetBool(!v.Bool())
+	case reflect.Int:
+		v.SetInt(v.Int() + 1)
+	default:
+		// Pointers, slices, maps and structs: a JSON value other than the current.
+		b, _ := json.Marshal(v.Interface())
+		alt := map[string]string{
+			"risk": `"high"`, "default_option": `"once"`, "decision": `"once"`, "answer": `"a"`, "note": `"n"`,
+			"options": `[{"id":"x","label":"X"}]`, "source_ref": `{"cwd":"/"}`, "runtime_id": `"rt_1"`, "pending_id": `"p1"`,
+			"created_at": `"2001-01-01T00:00:00Z"`, "updated_at": `"2001-01-01T00:00:00Z"`, "expires_at": `"2001-01-01T00:00:00Z"`,
+			"resolved_at": `"2001-01-01T00:00:00Z"`, "decided_by": `"x"`, "decided_via": `"x"`, "actuation": `{"state":"failed","attempts":3}`,
+			"hold": `{"rule":"r","until":"2001-01-01T00:00:00Z","then":"once"}`, "edited_at": `"2001-01-01T00:00:00Z"`,
+			"decided_digest": `"d"`, "approvals": `{"groups":["g"],"required":1,"note":null,"votes":[]}`,
+		}[name]
+		if alt == "" || alt == string(b) {
+			t.Fatalf("the test has no other value for %s (%s): add one", name, v.Type())
+		}
+		p := reflect.New(v.Type())
+		if err := json.Unmarshal([]byte(alt), p.Interface()); err != nil {
+			t.Fatal(name, err)
+		}
+		v.Set(p.Elem())
+	}
 }

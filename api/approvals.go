@@ -21,10 +21,14 @@ type Approvals struct {
 	Votes    []Vote   `json:"votes"`
 }
 
-// Vote is one operator's decide under a policy.
+// Vote is one operator's decide under a policy, bound to the action digest of
+// the version it was cast on. A vote whose digest is no longer the record's
+// (an edit came after it) is Void: it is shown, and it counts for nothing.
 type Vote struct {
 	By       string    `json:"by"`
 	Decision string    `json:"decision"`
 	Note     *string   `json:"note"`
 	At       time.Time `json:"at"`
+	Digest   string    `json:"digest"`
+	Void     bool      `json:"void,omitempty"`
 }

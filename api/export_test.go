@@ -8,8 +8,5 @@ func CanonicalBoth(e AuditEntry) (direct, general []byte, directErr, generalErr 
 	return direct, general, directErr, generalErr
 }
 
-// ActionCanonicalBoth returns a's canonical form by the direct writer and by
-// json.Marshal plus the general canonicaliser.
-func ActionCanonicalBoth(a Action) (direct, general []byte) {
-	return actionCanonical(a), actionCanonicalJCS(a)
-}
+// ServerAssigned lists the record's members the action digest leaves out.
+func ServerAssigned() []string { return serverAssigned }

@@ -175,7 +175,7 @@ func (in *ClaudeCodeHookInput) updatesFor(option string) []json.RawMessage {
 // decision counts only for the prompt, options and labels the hook wrote.
 func (in *ClaudeCodeHookInput) filedAs(r *api.Request) bool {
 	n := in.NewRequest(0)
-	return r.DecidedOn(api.ActionDigest(n.Action()))
+	return r.DecidedOn(api.ActionDigest(n.AsFiled(r)))
 }
 
 func containsRaw(list []json.RawMessage, r json.RawMessage) bool {

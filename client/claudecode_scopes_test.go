@@ -28,9 +28,9 @@ func permissionInput(t *testing.T, suggestions string) *client.ClaudeCodeHookInp
 func decided(in *client.ClaudeCodeHookInput, option string) *api.Request {
 	n := in.NewRequest(time.Minute)
 	by := "operator:alice"
-	r := &api.Request{ID: "req_1", Kind: n.Kind, Status: "resolved", Title: n.Title, Summary: n.Summary, Detail: n.Detail,
-		Tool: n.Tool, Command: n.Command, Options: n.Options, Decision: &option, DecidedBy: &by}
-	r.ActionDigest = api.ActionDigest(r.Action())
+	r := n.AsFiled(nil)
+	r.ID, r.Status, r.Decision, r.DecidedBy = "req_1", "resolved", &option, &by
+	r.ActionDigest = api.ActionDigest(r)
 	r.DecidedDigest = &r.ActionDigest
 	return r
 }
@@ -38,7 +38,7 @@ func decided(in *client.ClaudeCodeHookInput, option string) *api.Request {
 // edited is decided after an edit: the server's record is consistent (its
 // decided_digest is the edited version's), but it is not what the hook filed.
 func edited(r *api.Request) *api.Request {
-	r.ActionDigest = api.ActionDigest(r.Action())
+	r.ActionDigest = api.ActionDigest(r)
 	r.DecidedDigest = &r.ActionDigest
 	return r
 }

@@ -98,12 +98,8 @@ func (c *Client) do(ctx context.Context, method, path string, headers map[string
 
 // File files a request. A non-empty idempotency key makes a retry safe.
 func (c *Client) File(ctx context.Context, n api.NewRequest, idempotencyKey string) (*api.Request, error) {
-	var h map[string]string
-	if idempotencyKey != "" {
-		h = map[string]string{"Idempotency-Key": idempotencyKey}
-	}
-	var r api.Request
-	return &r, c.Do(ctx, http.MethodPost, "/v1/requests", h, n, &r)
+	r, _, err := c.FileCreated(ctx, n, idempotencyKey)
+	return r, err
 }
 
 // FileCreated is File that also says whether this call created the record
@@ -115,8 +111,18 @@ func (c *Client) FileCreated(ctx context.Context, n api.NewRequest, idempotencyK
 	}
 	var r api.Request
 	status, err := c.do(ctx, http.MethodPost, "/v1/requests", h, n, &r)
+	if err == nil && !n.FiledAs(&r) {
+		// Not the record this filing makes: whatever decides it decides
+		// something else, so no answer of it may count here.
+		return nil, false, &Error{ErrorBody: api.ErrorBody{Code: CodeNotAsFiled,
+			Detail: "the server answered request " + r.ID + ", whose action digest is not this filing's"}}
+	}
 	return &r, status == http.StatusCreated, err
 }
+
+// CodeNotAsFiled is the code of the error File returns when the record
+// answered is not the one the filing describes.
+const CodeNotAsFiled = "not_as_filed"
 
 // Get reads one request.
 func (c *Client) Get(ctx context.Context, id string) (*api.Request, error) {

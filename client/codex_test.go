@@ -11,8 +11,8 @@ func TestCodexDecision(t *testing.T) {
 	once, deny := "once", "deny"
 	opts := []api.Option{{ID: "once", Label: "Allow once", Effect: "allow"}, {ID: "deny", Label: "Deny", Effect: "deny"}}
 	filed := &api.Request{ID: "req_1", Status: "open", Title: "Run git push", Options: opts}
-	filed.ActionDigest = api.ActionDigest(filed.Action())
-	bound, other := filed.ActionDigest, api.ActionDigest(api.Action{Title: "Read the README", Options: opts})
+	filed.ActionDigest = api.ActionDigest(filed)
+	bound, other := filed.ActionDigest, api.ActionDigest(&api.Request{Title: "Read the README", Options: opts})
 	for _, c := range []struct {
 		name  string
 		final *api.Request

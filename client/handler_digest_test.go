@@ -16,8 +16,8 @@ func TestHandlerDigest(t *testing.T) {
 	keys := map[string]ed25519.PublicKey{"key_1": server.Public().(ed25519.PublicKey)}
 	now := time.Unix(1_790_000_000, 0)
 	rt := newRuntime(t, keys, func() time.Time { return now })
-	filed := api.ActionDigest(api.Action{Kind: "permission", Title: "Run rm -rf /srv", Options: []api.Option{{ID: "once", Label: "Allow once", Effect: "allow"}}})
-	edited := api.ActionDigest(api.Action{Kind: "permission", Title: "Read the README", Options: []api.Option{{ID: "once", Label: "Deny", Effect: "allow"}}})
+	filed := api.ActionDigest(&api.Request{Kind: "permission", Title: "Run rm -rf /srv", Options: []api.Option{{ID: "once", Label: "Allow once", Effect: "allow"}}})
+	edited := api.ActionDigest(&api.Request{Kind: "permission", Title: "Read the README", Options: []api.Option{{ID: "once", Label: "Deny", Effect: "allow"}}})
 	rt.h.Filed = func(id string) (string, bool) { return filed, id == "req_mine" }
 	once := "once"
 	for _, c := range []struct {

@@ -24,12 +24,15 @@ type Approvers struct {
 	Note     string   `json:"note,omitempty"`
 }
 
-// Vote is one operator's decide on a request with a policy.
+// Vote is one operator's decide on a request with a policy, bound to the
+// action digest of the version it was cast on: it counts only while that is
+// the request's digest, so an edit voids every vote before it.
 type Vote struct {
 	By       string    `json:"by"` // "operator:name"
 	Decision string    `json:"decision"`
 	Note     *string   `json:"note"`
 	At       time.Time `json:"at"`
+	Digest   string    `json:"digest"`
 }
 
 // Votes is stored as one JSON column on the request row, so a vote and the
@@ -131,8 +134,8 @@ func (r *Request) mayVote(voter Principal) *Error {
 	if r.FiledFor != "" && r.FiledFor == voter.Name {
 		return Errorf(ECodeSelfApproval, "this request was filed on behalf of %s, who may not approve it", voter.Name)
 	}
-	label := voter.Label()
-	if slices.ContainsFunc(r.Votes, func(v Vote) bool { return v.By == label }) {
+	label, digest := voter.Label(), r.ActionDigest()
+	if slices.ContainsFunc(r.Votes, func(v Vote) bool { return v.By == label && v.Digest == digest }) {
 		return Errorf(ECodeAlreadyVoted, "%s has already voted on this request", voter.Name)
 	}
 	return nil
@@ -147,8 +150,8 @@ func (r *Request) WhyNotVote(voter Principal) string {
 	return ""
 }
 
-// VotesFor counts the votes for one option.
-func (r *Request) VotesFor(option string) int { return countFor(r.Votes, option) }
+// VotesFor counts the standing votes for one option.
+func (r *Request) VotesFor(option string) int { return countFor(r.Votes, option, r.ActionDigest()) }
 
 // vote records d as a vote on r (open, at the version d saw, d.Voter eligible)
 // in tx. A deny vote, or the required-th vote for one option, resolves r;
@@ -156,13 +159,15 @@ func (r *Request) VotesFor(option string) int { return countFor(r.Votes, option)
 // conditional on r's version, so of two votes on one version only one counts.
 func (s *Store) vote(tx *gorm.DB, r *Request, d Decision) error {
 	now := s.now()
-	votes := append(slices.Clone(r.Votes), Vote{By: d.By, Decision: d.Option, Note: d.Note, At: now})
-	detail := map[string]any{"decision": d.Option, "votes": countFor(votes, d.Option), "required": r.Approvers.Required}
+	digest := r.ActionDigest() // checkDecision held d.Version to r's: this is what the voter saw
+	votes := append(slices.Clone(r.Votes), Vote{By: d.By, Decision: d.Option, Note: d.Note, At: now, Digest: digest})
+	standing := countFor(votes, d.Option, digest)
+	detail := map[string]any{"decision": d.Option, "votes": standing, "required": r.Approvers.Required, "digest": digest}
 	if d.Note != nil {
 		detail["note"] = *d.Note
 	}
 	o, _ := r.Option(d.Option)
-	if o.Effect == EffectDeny || countFor(votes, d.Option) >= r.Approvers.Required {
+	if o.Effect == EffectDeny || standing >= r.Approvers.Required {
 		if err := s.audit(tx, r, "vote", d.By, d.Via, detail); err != nil {
 			return err
 		}
@@ -181,10 +186,12 @@ func (s *Store) vote(tx *gorm.DB, r *Request, d Decision) error {
 	return s.audit(tx, r, "vote", d.By, d.Via, detail)
 }
 
-func countFor(votes []Vote, option string) int {
+// countFor counts the votes for option cast on digest: a vote on an earlier
+// version approved text that may no longer be the text that runs.
+func countFor(votes []Vote, option, digest string) int {
 	n := 0
 	for _, v := range votes {
-		if v.Decision == option {
+		if v.Decision == option && v.Digest == digest {
 			n++
 		}
 	}

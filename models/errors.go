@@ -24,6 +24,9 @@ const (
 	ECodeNotDismissable = "not_dismissable"
 	// ECodeSealed refuses an edit of a sealed request.
 	ECodeSealed = "sealed"
+	// ECodeKeyReused refuses an Idempotency-Key repeated with another body:
+	// a key names one filing, so a retry can never answer another's record.
+	ECodeKeyReused = "idempotency_key_reused"
 
 	// Refusals of a vote under an approval policy (DESIGN.md "Who may approve").
 	ECodeNotApprover  = "not_an_approver"

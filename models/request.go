@@ -1,12 +1,14 @@
 package models
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"strings"
 	"time"
 
 	"gorm.io/gorm"
 
-	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/internal/lazyregexp"
 )
 
@@ -106,6 +108,9 @@ type Request struct {
 	PendingID      *string           `gorm:"size:64;uniqueIndex:idx_requests_owner_pending_set,priority:2,where:pending_id IS NOT NULL"`
 	OwnerID        string            `gorm:"size:40;not null;index;uniqueIndex:idx_requests_idem_set,priority:1;uniqueIndex:idx_requests_owner_pending_set,priority:1"`
 	IdempotencyKey *string           `gorm:"size:200;uniqueIndex:idx_requests_idem_set,priority:2,where:idempotency_key IS NOT NULL"`
+	// FilingDigest is the digest of the filing as received (NewRequest.digest):
+	// a repeated key answers the first record only for the same body.
+	FilingDigest string `gorm:"size:64;not null;default:''"`
 	CreatedBy      string            `gorm:"size:200;not null"`
 	CreatedAt      time.Time         `gorm:"not null;index"`
 	UpdatedAt      time.Time         `gorm:"not null"`
@@ -136,19 +141,6 @@ type Request struct {
 	Approvers *Approvers `gorm:"type:text"`
 	Votes     Votes      `gorm:"type:text"`
 	FiledFor  string     `gorm:"size:100"`
-}
-
-// ActionDigest is the digest of what the operator is shown now (api.ActionDigest).
-func (r *Request) ActionDigest() string {
-	opts := make([]api.Option, len(r.Options))
-	for i, o := range r.Options {
-		opts[i] = api.Option(o)
-	}
-	return api.ActionDigest(api.Action{
-		Kind: r.Kind, Title: r.Title, Summary: r.Summary, Detail: r.Detail, Tool: r.Tool, Command: r.Command,
-		Options: opts, DefaultOption: r.DefaultOption, AllowAnswer: r.AllowAnswer,
-		RuntimeID: r.RuntimeID, PendingID: r.PendingID,
-	})
 }
 
 // Held reports whether the request is open and waiting out a rule's hold window.
@@ -202,6 +194,17 @@ type NewRequest struct {
 	// rows, when set, writes more rows in the request's own transaction (a
 	// pending grant); unexported so only the store sets it.
 	rows func(tx *gorm.DB, r *Request) error
+}
+
+// digest is the hex SHA-256 of the normalised filing: every field the filer
+// sent, so a new field is covered without being listed.
+func (n *NewRequest) digest() string {
+	b, err := json.Marshal(n) // struct fields in order, map keys sorted: canonical enough to compare
+	if err != nil {
+		panic("models: filing digest: " + err.Error()) // strings, numbers and slices always marshal
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 // Normalize fills defaults and validates. It never touches the store.

@@ -26,13 +26,15 @@ func (s *Store) CreateRequest(ctx context.Context, p Principal, n NewRequest, id
 	if len(idemKey) > 200 {
 		return nil, false, Errorf(ECodeInvalid, "Idempotency-Key is longer than 200 bytes")
 	}
+	body := n.digest()
 	db := s.DB.WithContext(ctx)
 	// A repeated key is found by the insert's unique index, not by a read
 	// before it: every filing of the hook has a key and almost none repeat.
-	// A repeat still answers the first record whatever its body says, so a
-	// check that fails here asks whether the key was used before (repeat).
+	// A repeat of the same body answers the first record even where a check
+	// would now refuse it, so a check that fails asks whether the key was
+	// used before (repeatOr).
 	if err := checkRuntime(s.reader(ctx), p, n.RuntimeID); err != nil {
-		return s.repeatOr(ctx, p, idemKey, err)
+		return s.repeatOr(ctx, p, idemKey, body, err)
 	}
 	now := s.now()
 	exp := s.DefaultExpiry
@@ -40,7 +42,7 @@ func (s *Store) CreateRequest(ctx context.Context, p Principal, n NewRequest, id
 		exp = n.ExpiresIn
 	}
 	if exp > s.MaxExpiry {
-		return s.repeatOr(ctx, p, idemKey, Errorf(ECodeInvalid, "expires_in is over the server's maximum of %d seconds", int(s.MaxExpiry.Seconds())))
+		return s.repeatOr(ctx, p, idemKey, body, Errorf(ECodeInvalid, "expires_in is over the server's maximum of %d seconds", int(s.MaxExpiry.Seconds())))
 	}
 	r = &Request{
 		ID: NewID("req_"), Kind: n.Kind, Status: StatusOpen, Version: 1,
@@ -55,12 +57,12 @@ func (s *Store) CreateRequest(ctx context.Context, p Principal, n NewRequest, id
 		r.Options = []Option{}
 	}
 	if idemKey != "" {
-		r.IdempotencyKey = &idemKey
+		r.IdempotencyKey, r.FilingDigest = &idemKey, body
 	}
 	r.FiledFor = p.For
 	v := s.Rules.Current().Evaluate(r)
 	if r.Approvers, err = stricter(v.Approvers, n.Approvers); err != nil {
-		return s.repeatOr(ctx, p, idemKey, err)
+		return s.repeatOr(ctx, p, idemKey, body, err)
 	}
 	v = v.underPolicy(r)
 	v.hold(r, now)
@@ -98,7 +100,7 @@ func (s *Store) CreateRequest(ctx context.Context, p Principal, n NewRequest, id
 			// A repeat, or a concurrent retry that won the insert: answer
 			// with the first record.
 			if first, ferr := s.byIdempotencyKey(db, p.ID, idemKey); ferr == nil {
-				return first, false, nil
+				return sameBody(first, body)
 			}
 		}
 		if n.PendingID != nil {
@@ -114,17 +116,27 @@ func (s *Store) CreateRequest(ctx context.Context, p Principal, n NewRequest, id
 	return r, true, nil
 }
 
-// repeatOr answers a filing that failed with err: the record key filed first
-// when key was used before (a repeat answers it whatever its body), else err.
-func (s *Store) repeatOr(ctx context.Context, p Principal, key string, err error) (*Request, bool, error) {
+// repeatOr answers a filing that failed with err: when key was used before,
+// the record it filed first (sameBody), else err.
+func (s *Store) repeatOr(ctx context.Context, p Principal, key, body string, err error) (*Request, bool, error) {
 	if key != "" {
 		if first, ferr := s.byIdempotencyKey(s.reader(ctx), p.ID, key); ferr == nil {
-			return first, false, nil
+			return sameBody(first, body)
 		} else if !notFound(ferr) {
 			return nil, false, ferr
 		}
 	}
 	return nil, false, err
+}
+
+// sameBody answers a repeated key: the first record when the filing is the
+// same, else ECodeKeyReused. Whoever holds the key (an agent that guessed a
+// hook's key) cannot make another filing answer with its record.
+func sameBody(first *Request, body string) (*Request, bool, error) {
+	if first.FilingDigest != body {
+		return nil, false, Errorf(ECodeKeyReused, "this Idempotency-Key was used for a different request; a key names one filing: use a new key for a new request")
+	}
+	return first, false, nil
 }
 
 func (s *Store) byIdempotencyKey(db *gorm.DB, owner, key string) (*Request, error) {
@@ -256,8 +268,12 @@ type Patch struct {
 // now; never later than before), and an approve or deny is decided at once
 // after the edit commits, through Decide.
 func (s *Store) PatchRequest(ctx context.Context, id string, by Principal, p Patch) (*Request, error) {
+	if p.Title == nil && p.Summary == nil && p.Detail == nil && p.Options == nil && p.DefaultOption == nil {
+		return nil, Errorf(ECodeInvalid, "the edit names no field: send title, summary, detail, options or default_option")
+	}
 	var r *Request
 	var v Verdict
+	unchanged := false
 	err := s.transact(s.DB.WithContext(ctx), func(tx *gorm.DB) error {
 		var err error
 		if r, err = load(tx, id); err != nil {
@@ -296,6 +312,13 @@ func (s *Store) PatchRequest(ctx context.Context, id string, by Principal, p Pat
 		if err := ValidateContent(next.Title, next.Summary, next.Detail, next.Options, next.DefaultOption, next.Kind, next.AllowAnswer); err != nil {
 			return err
 		}
+		digest := next.ActionDigest()
+		if digest == r.ActionDigest() {
+			// Nothing the operator sees changes: no version, no audit entry,
+			// so an owner cannot keep the operator's version stale.
+			unchanged = true
+			return errUnchanged
+		}
 		next.Version++
 		next.UpdatedAt = s.now()
 		next.EditedAt = &next.UpdatedAt
@@ -312,15 +335,37 @@ func (s *Store) PatchRequest(ctx context.Context, id string, by Principal, p Pat
 		}
 		was := r
 		r = &next
-		if err := s.audit(tx, r, "edit", by.Label(), ViaAPI, editDetail(was, r)); err != nil {
+		detail := editDetail(was, r)
+		if n := standingVotes(was); n > 0 {
+			// The edit voids them: a vote approved the text it was cast on.
+			detail["votes_voided"] = n
+		}
+		if err := s.audit(tx, r, "edit", by.Label(), ViaAPI, detail); err != nil {
 			return err
 		}
 		return s.auditRejudge(tx, was, r, v, lapsed)
 	}, func() (*Request, string) { return r, "edit" })
+	if unchanged {
+		return r, nil
+	}
 	if err != nil {
 		return nil, err
 	}
 	return s.applyVerdict(ctx, r, v), nil
+}
+
+// errUnchanged rolls back an edit that changes nothing.
+var errUnchanged = Errorf(ECodeConflict, "unchanged")
+
+// standingVotes counts r's votes cast on its current digest.
+func standingVotes(r *Request) int {
+	d, n := r.ActionDigest(), 0
+	for _, v := range r.Votes {
+		if v.Digest == d {
+			n++
+		}
+	}
+	return n
 }
 
 // checkOpen returns the error for acting on a request that is no longer open.

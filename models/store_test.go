@@ -177,27 +177,29 @@ func TestIdempotency(t *testing.T) {
 				t.Fatalf("the retry left %d audit entries on the first record, want %d", got, audited)
 			}
 		})
-		// The key is found by the insert, not a read before the checks: a
-		// retry whose body a check would refuse still answers the first
-		// record, and no retry changes what that record says.
-		t.Run("a retry answers the first record whatever its body", func(t *testing.T) {
+		// A key names one filing: the agent that guesses or reads a hook's key
+		// and files first cannot make the hook's filing answer its record, and
+		// a retry with another body never answers the first one's decision.
+		t.Run("a key repeated with another body is refused and changes nothing", func(t *testing.T) {
 			long := n
 			long.ExpiresIn = s.MaxExpiry + time.Hour
 			rt := n
 			rt.RuntimeID = ptr("rt_nobody")
-			other := n // the agent's attempt to make the key's record say something else
+			other := n
 			other.Title, other.Tool, other.Command = "Run: rm -rf /", "Bash", "rm -rf /"
-			for name, body := range map[string]models.NewRequest{"expiry over the maximum": long, "a runtime it does not own": rt, "another command": other} {
+			risky := n // the pre-claim: the same action with a field a rule matches on
+			risky.Risk = "low"
+			for name, body := range map[string]models.NewRequest{"expiry over the maximum": long, "a runtime it does not own": rt, "another command": other, "a risk added": risky} {
 				b, created, err := s.CreateRequest(ctx, p, body, "k1")
-				if err != nil || created || b.ID != a.ID || b.Title != a.Title || b.Command != a.Command || b.Version != a.Version {
-					t.Fatalf("%s: %+v %v %v, want the first record as filed", name, b, created, err)
+				if models.ErrorCode(err) != models.ECodeKeyReused || b != nil || created {
+					t.Fatalf("%s: %+v %v %v, want %s", name, b, created, err, models.ECodeKeyReused)
 				}
-				if name == "another command" {
-					continue // valid under a new key
-				}
-				if _, _, err := s.CreateRequest(ctx, p, body, "k-new-"+name); models.ErrorCode(err) != models.ECodeInvalid {
-					t.Fatalf("%s under a new key: %v, want invalid", name, err)
-				}
+			}
+			if got := trail(t); got != audited {
+				t.Fatalf("refused repeats left %d audit entries, want %d", got, audited)
+			}
+			if first, _ := s.GetRequest(ctx, a.ID); first.Version != a.Version || first.Title != a.Title {
+				t.Fatalf("the first record changed: %+v", first)
 			}
 		})
 		t.Run("another owner's key is its own", func(t *testing.T) {

@@ -100,7 +100,8 @@ func contentTexts(title, summary, detail string, options []Option) error {
 	for i, o := range options {
 		fields = append(fields, textField{fmt.Sprintf("options[%d].id", i), o.ID, false},
 			textField{fmt.Sprintf("options[%d].label", i), o.Label, false},
-			textField{fmt.Sprintf("options[%d].effect", i), o.Effect, false})
+			textField{fmt.Sprintf("options[%d].effect", i), o.Effect, false},
+			textField{fmt.Sprintf("options[%d].saves", i), o.Saves, false})
 	}
 	return checkTexts(fields...)
 }

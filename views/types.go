@@ -53,6 +53,10 @@ type Card struct {
 	Runtime    string // the named runtime's name, "" when the request names none
 	Machine    string // that runtime's machine
 	Edited     bool   // the filer changed it after filing (an unsealed request)
+	// Exact is a pending grant's exact request as its detail says it (method,
+	// host, path, query, digests and the body), shown on the card so what is
+	// approved is read where it is approved; "" for any other request.
+	Exact string
 
 	Approvals *Approvals // nil without an approval policy
 	NoVote    string     // why the operator viewing may not vote, in words; "" when they may
@@ -69,6 +73,7 @@ type Approvals struct {
 type Vote struct {
 	By     string // the operator's name
 	Option string // the option's label
+	Void   bool   // cast on an earlier text: an edit came after it, and it counts for nothing
 }
 
 // Open reports whether the card still waits for a decision.

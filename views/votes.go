@@ -6,12 +6,15 @@ import (
 )
 
 // ApprovalsText is the votes line: the count of the leading option against
-// the number required, then each vote.
+// the number required, then each vote, a void one said to be so.
 func ApprovalsText(c Card) string {
 	a := c.Approvals
 	lead := map[string]int{}
 	most := 0
 	for _, v := range a.Votes {
+		if v.Void {
+			continue
+		}
 		lead[v.Option]++
 		most = max(most, lead[v.Option])
 	}
@@ -26,6 +29,9 @@ func ApprovalsText(c Card) string {
 	parts := make([]string, len(a.Votes))
 	for i, v := range a.Votes {
 		parts[i] = v.By + ": " + v.Option
+		if v.Void {
+			parts[i] += " (void: cast before an edit)"
+		}
 	}
 	return s + " — " + strings.Join(parts, ", ")
 }

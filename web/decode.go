@@ -2,7 +2,6 @@ package web
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"io"
 	"reflect"
@@ -11,11 +10,16 @@ import (
 	"time"
 
 	"github.com/gatehousehq/gatehouse/models"
+	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// decodeStrict decodes one JSON value into v: unknown fields, repeated keys
-// and trailing data are refused, and no error names a Go type.
+// decodeStrict is the one decoder of every body Gatehouse reads (REST, MCP's
+// tool arguments, the hooks, the gate's grants): member names match exactly,
+// case included; a name repeated under any case folding, invalid UTF-8, an
+// unknown member and trailing data are refused, and no error names a Go type.
+// encoding/json would match "COMMAND" to command and keep the last of two, so
+// what a reviewer reads and what is stored could differ.
 func decodeStrict(body []byte, v any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return models.Errorf(codeInvalidJSON, "the body is empty; send a JSON object")
@@ -23,47 +27,82 @@ func decodeStrict(body []byte, v any) error {
 	if err := uniqueKeys(body); err != nil {
 		return err
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+	if err := json.Unmarshal(body, v, json.RejectUnknownMembers(true)); err != nil {
 		return models.Errorf(codeInvalidJSON, "%s", decodeDetail(err))
-	}
-	if dec.More() {
-		return models.Errorf(codeInvalidJSON, "the body has data after the JSON object")
 	}
 	return nil
 }
 
-// uniqueKeys refuses an object with a key twice: encoding/json keeps the last,
-// so what a reviewer reads and what is stored could differ.
+// uniqueKeys refuses an object with a member name twice under case folding
+// ("command" and "COMMAND", "kind" and "\u212aind"), at any depth.
 func uniqueKeys(body []byte) error {
-	_, err := jsontext.NewDecoder(bytes.NewReader(body)).ReadValue()
-	var se *jsontext.SyntacticError
-	if errors.As(err, &se) && errors.Is(err, jsontext.ErrDuplicateName) {
-		name := se.JSONPointer.LastToken()
-		return models.Errorf(models.ECodeInvalid, "the key %q appears twice (at %s); send each key once", name, se.JSONPointer)
+	dec := jsontext.NewDecoder(bytes.NewReader(body))
+	var objects []map[string]bool // the names seen in each open object
+	for {
+		kind := dec.PeekKind()
+		if kind == 0 {
+			return nil // the end, or a fault the decoder explains
+		}
+		tok, err := dec.ReadToken()
+		if err != nil {
+			var se *jsontext.SyntacticError
+			if errors.As(err, &se) && errors.Is(err, jsontext.ErrDuplicateName) {
+				return models.Errorf(models.ECodeInvalid, "the key %q appears twice (at %s); send each key once", se.JSONPointer.LastToken(), se.JSONPointer)
+			}
+			return nil
+		}
+		switch tok.Kind() {
+		case '{':
+			objects = append(objects, map[string]bool{})
+			continue
+		case '[':
+			objects = append(objects, nil)
+			continue
+		case '}', ']':
+			objects = objects[:len(objects)-1]
+			continue
+		}
+		// A string in an object where a name is due is a name.
+		if tok.Kind() == '"' && isName(dec) {
+			folded := strings.ToLower(strings.ToUpper(tok.String()))
+			if objects[len(objects)-1][folded] {
+				return models.Errorf(models.ECodeInvalid, "the key %q appears twice under another case (at %s); send each key once, spelled exactly", tok.String(), dec.StackPointer())
+			}
+			objects[len(objects)-1][folded] = true
+		}
 	}
-	return nil // other faults are the decoder's to explain
+}
+
+// isName reports whether the token just read was an object member's name: in
+// an object the decoder's stack length is odd after a name, even after a value.
+func isName(dec *jsontext.Decoder) bool {
+	kind, n := dec.StackIndex(dec.StackDepth())
+	return kind == '{' && n%2 == 1
 }
 
 // decodeDetail says what is wrong with a body in the API's words.
 func decodeDetail(err error) string {
-	var te *json.UnmarshalTypeError
-	var se *json.SyntaxError
+	var se *json.SemanticError
+	var xe *jsontext.SyntacticError
 	switch {
-	case errors.As(err, &te):
-		field := te.Field
+	case errors.As(err, &se) && errors.Is(err, json.ErrUnknownName):
+		return "unknown field " + strconv.Quote(se.JSONPointer.LastToken()) + " (see GET /openapi.json for this route's fields; names are case-sensitive)"
+	case errors.As(err, &se):
+		field := strings.TrimPrefix(string(se.JSONPointer), "/")
 		if field == "" {
 			return "the body must be a JSON object"
 		}
-		return field + " must be " + jsonKind(te.Type)
-	case errors.As(err, &se):
-		return "the body is not valid JSON (near byte " + strconv.FormatInt(se.Offset, 10) + ")"
+		field = strings.ReplaceAll(field, "/", ".")
+		if se.GoType != nil {
+			return field + " must be " + jsonKind(se.GoType)
+		}
+		return field + " is not valid"
+	case errors.As(err, &xe) && strings.Contains(xe.Err.Error(), "invalid UTF-8"): // the sentinel is internal to the module
+		return "the body holds invalid UTF-8 (at " + string(xe.JSONPointer) + "); send UTF-8 text"
+	case errors.As(err, &xe):
+		return "the body is not valid JSON (near byte " + strconv.FormatInt(xe.ByteOffset, 10) + ")"
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return "the body is not valid JSON: it ends too early"
-	}
-	if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		return "unknown field " + f + " (see GET /openapi.json for this route's fields)"
 	}
 	return "the body is not valid JSON for this route"
 }

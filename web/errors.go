@@ -26,6 +26,7 @@ const (
 var statusOf = map[string]int{
 	models.ECodeInvalid:         http.StatusBadRequest,
 	codeInvalidJSON:             http.StatusBadRequest,
+	codeMediaType:               http.StatusUnsupportedMediaType,
 	models.ECodeNotFound:        http.StatusNotFound,
 	codeRouteNotFound:           http.StatusNotFound,
 	codeMethod:                  http.StatusMethodNotAllowed,
@@ -34,6 +35,7 @@ var statusOf = map[string]int{
 	models.ECodeNotOpen:         http.StatusConflict,
 	models.ECodeNotDismissable:  http.StatusConflict,
 	models.ECodeSealed:          http.StatusConflict,
+	models.ECodeKeyReused:       http.StatusConflict,
 	models.ECodeConflict:        http.StatusConflict,
 	models.ECodeExpired:         http.StatusGone,
 	models.ECodeNotOffered:      http.StatusUnprocessableEntity,

@@ -89,6 +89,10 @@ func FuzzFileRequest(f *testing.F) {
 		`{"title":"\u202egit push","tool":"Bash","command":"git push\u0007"}`,
 		`{"title":"x","source_ref":{"a":"b"},"runtime_id":"rt_nope"}`,
 		`{"title":"x"} {}`, `[]`, `null`, ``,
+		`{"title":"Run: git status","options":[{"id":"once","label":"Allow once","effect":"allow"}],"command":"rm -rf /","COMMAND":"git status"}`,
+		`{"\u212aind":"permission","title":"x","options":[{"id":"once","label":"Allow once","effect":"allow"}]}`,
+		`{"Title":"x","options":[{"id":"once","label":"Allow once","effect":"allow"}]}`,
+		"{\"title\":\"ok\xff\xfe\",\"options\":[{\"id\":\"once\",\"label\":\"Allow once\",\"effect\":\"allow\"}]}",
 	} {
 		f.Add([]byte(s))
 	}
@@ -108,12 +112,44 @@ func FuzzFileRequest(f *testing.F) {
 		if err := json.Unmarshal(data, &r); err != nil || r.ID == "" {
 			t.Fatalf("filed, but the answer is %s (%v)", data, err)
 		}
+		// What was stored is what the body says under its exact names: a
+		// key that matched only under case folding would break this.
+		var exact map[string]any
+		if err := json.Unmarshal(body, &exact); err != nil {
+			t.Fatalf("filed a body encoding/json cannot read: %s", body)
+		}
+		for _, k := range []string{"title", "command", "tool", "kind", "risk"} {
+			if v, ok := exact[k].(string); ok && k != "risk" && v != fieldOf(r, k) {
+				t.Fatalf("%s: the body says %q under that exact name, the record %q", k, v, fieldOf(r, k))
+			}
+		}
+		for k := range exact {
+			if !knownFilingField[k] {
+				t.Fatalf("filed a body with the member %q, which is no field's exact name", k)
+			}
+		}
 		code, got := do(t, env, http.MethodGet, "/v1/requests/"+r.ID, agent, nil)
 		var back api.Request
 		if code != 200 || json.Unmarshal(got, &back) != nil || back.Title != r.Title || back.Version != r.Version {
 			t.Fatalf("filed %s, read back %d %s", data, code, got)
 		}
 	})
+}
+
+var knownFilingField = map[string]bool{"kind": true, "title": true, "summary": true, "detail": true, "risk": true,
+	"tool": true, "command": true, "options": true, "allow_answer": true, "default_option": true, "source": true,
+	"source_ref": true, "runtime_id": true, "expires_in": true, "sealed": true, "approvers": true}
+
+func fieldOf(r api.Request, name string) string {
+	switch name {
+	case "title":
+		return r.Title
+	case "command":
+		return r.Command
+	case "tool":
+		return r.Tool
+	}
+	return r.Kind
 }
 
 // FuzzDecide: a decide body decides the request or is refused, leaving it open

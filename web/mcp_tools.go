@@ -28,8 +28,8 @@ type mcpRequestApprovalIn struct {
 	Title     string       `json:"title" jsonschema:"what the operator is asked to approve, in one line"`
 	Summary   string       `json:"summary,omitempty" jsonschema:"a few lines of context: why, what happens if allowed"`
 	Detail    string       `json:"detail,omitempty" jsonschema:"the full detail (a diff, a command, a plan)"`
-	Options   []api.Option `json:"options,omitempty" jsonschema:"choices offered: id (lowercase, e.g. allow), label, effect (allow, deny or empty); default Allow/Deny"`
-	ExpiresIn int64        `json:"expires_in,omitempty" jsonschema:"seconds until the request expires unanswered; the server default when 0"`
+	Options   *[]api.Option `json:"options,omitempty" jsonschema:"choices offered: id (lowercase, e.g. allow), label, effect (allow, deny or empty); absent: Allow/Deny"`
+	ExpiresIn *int64        `json:"expires_in,omitempty" jsonschema:"seconds until the request expires unanswered, 1 or more; absent: the server default"`
 }
 
 type mcpWaitIn struct {
@@ -97,17 +97,19 @@ func (s *Server) mcpVisible(ctx context.Context, id string) (*models.Request, er
 }
 
 func (s *Server) mcpRequestApproval(ctx context.Context, _ *mcp.CallToolRequest, in mcpRequestApprovalIn) (*mcp.CallToolResult, api.Request, error) {
+	// The same limits as POST /v1/requests: absent means the default, a
+	// value given must be one the REST API takes.
 	var expiresIn time.Duration
-	if in.ExpiresIn != 0 { // 0: the server default
-		d, err := seconds("expires_in", in.ExpiresIn)
+	if in.ExpiresIn != nil {
+		d, err := seconds("expires_in", *in.ExpiresIn)
 		if err != nil {
 			return nil, api.Request{}, err
 		}
 		expiresIn = d
 	}
-	opts := toModelOptions(in.Options)
-	if len(opts) == 0 {
-		opts = defaultMCPOptions
+	opts := defaultMCPOptions
+	if in.Options != nil {
+		opts = toModelOptions(*in.Options)
 	}
 	r, err := s.mcpFile(ctx, models.NewRequest{
 		Kind: models.KindApproval, Title: in.Title, Summary: in.Summary, Detail: in.Detail, Options: opts,

@@ -28,6 +28,9 @@ func toCard(r *models.Request, viewer models.Principal) views.Card {
 	if r.ResolvedAt != nil {
 		c.ResolvedAt = *r.ResolvedAt
 	}
+	if r.PendingID != nil {
+		c.Exact = r.Detail // Gatehouse wrote it from the grant's validated fields
+	}
 	if r.Held() {
 		c.Held, c.HoldRule, c.HoldThen = true, deref(r.HoldRule), deref(r.HoldThen)
 		c.HoldUntil = *r.HoldUntil
@@ -36,12 +39,13 @@ func toCard(r *models.Request, viewer models.Principal) views.Card {
 	c.DecidedBy, c.DecidedVia = deref(r.DecidedBy), deref(r.DecidedVia)
 	if a := r.Approvers; a != nil {
 		c.Approvals = &views.Approvals{Required: a.Required, Groups: a.Groups, Votes: make([]views.Vote, len(r.Votes))}
+		digest := r.ActionDigest()
 		for i, v := range r.Votes {
 			label := v.Decision
 			if o, ok := r.Option(v.Decision); ok {
 				label = o.Label
 			}
-			c.Approvals.Votes[i] = views.Vote{By: strings.TrimPrefix(v.By, models.RoleOperator+":"), Option: label}
+			c.Approvals.Votes[i] = views.Vote{By: strings.TrimPrefix(v.By, models.RoleOperator+":"), Option: label, Void: v.Digest != digest}
 		}
 		if r.Open() {
 			c.NoVote = r.WhyNotVote(viewer)

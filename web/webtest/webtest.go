@@ -113,8 +113,20 @@ func (e *Env) Do(method, path, token string, body any) (int, []byte) {
 	return e.DoCtx(context.Background(), method, path, token, body)
 }
 
+// DoHeader is Do with one more header (set last, so it may replace the
+// Content-Type Do sends).
+func (e *Env) DoHeader(method, path, token string, body any, key, value string) (int, []byte) {
+	e.T.Helper()
+	return e.do(context.Background(), method, path, token, body, key, value)
+}
+
 // DoCtx is Do with a context.
 func (e *Env) DoCtx(ctx context.Context, method, path, token string, body any) (int, []byte) {
+	e.T.Helper()
+	return e.do(ctx, method, path, token, body, "", "")
+}
+
+func (e *Env) do(ctx context.Context, method, path, token string, body any, key, value string) (int, []byte) {
 	e.T.Helper()
 	var r io.Reader
 	switch b := body.(type) {
@@ -139,6 +151,9 @@ func (e *Env) DoCtx(ctx context.Context, method, path, token string, body any) (
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	if key != "" {
+		req.Header.Set(key, value)
 	}
 	resp, err := e.HTTP.Do(req)
 	if err != nil {

@@ -1,0 +1,98 @@
+package models
+
+import (
+	"time"
+
+	"github.com/gatehousehq/gatehouse/api"
+)
+
+// API is the record as the API shows it, with its action digest: the one
+// conversion every surface (REST, MCP, the page, forwards) and the digest use,
+// so what is hashed is what is shown.
+func (r *Request) API() api.Request {
+	out := r.record()
+	out.ActionDigest = api.ActionDigest(&out)
+	if out.Approvals != nil {
+		for i := range out.Approvals.Votes {
+			v := &out.Approvals.Votes[i]
+			v.Void = v.Digest != out.ActionDigest
+		}
+	}
+	return out
+}
+
+// ActionDigest is the digest of what the record shows now (api.ActionDigest).
+func (r *Request) ActionDigest() string {
+	out := r.record()
+	return api.ActionDigest(&out)
+}
+
+func (r *Request) record() api.Request {
+	out := api.Request{
+		ID: r.ID, Kind: r.Kind, Status: r.Status, Version: r.Version, Title: r.Title, Summary: r.Summary,
+		Detail: r.Detail, Risk: nilIfEmpty(r.Risk), Tool: r.Tool, Command: r.Command, Options: make([]api.Option, len(r.Options)),
+		AllowAnswer: r.AllowAnswer, Decision: r.Decision, Answer: r.Answer, Note: r.Note, Source: r.Source,
+		SourceRef: r.SourceRef, RuntimeID: r.RuntimeID, PendingID: r.PendingID, CreatedBy: r.CreatedBy,
+		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), ExpiresAt: r.ExpiresAt.UTC(),
+		DecidedBy: r.DecidedBy, DecidedVia: r.DecidedVia,
+		Actuation: api.Actuation{State: r.ActuationState, Attempts: r.Attempts},
+		Sealed:    r.Sealed, DecidedDigest: r.DecidedDigest,
+	}
+	if r.EditedAt != nil {
+		out.EditedAt = utcPtr(*r.EditedAt)
+	}
+	for i, o := range r.Options {
+		out.Options[i] = api.Option(o)
+	}
+	if r.DefaultOption != "" {
+		d := r.DefaultOption
+		out.DefaultOption = &d
+	}
+	if r.SourceRef == nil {
+		out.SourceRef = map[string]string{}
+	}
+	if r.ResolvedAt != nil {
+		out.ResolvedAt = utcPtr(*r.ResolvedAt)
+	}
+	if r.Held() {
+		out.Hold = &api.Hold{Rule: *r.HoldRule, Until: r.HoldUntil.UTC(), Then: *r.HoldThen}
+	}
+	if out.Actuation.State == "" {
+		out.Actuation.State = ActuationNone
+	}
+	out.Approvals = r.approvals()
+	return out
+}
+
+// approvals is the policy and its votes (API marks void a vote cast on
+// another version's digest: an edit came after it).
+func (r *Request) approvals() *api.Approvals {
+	a := r.Approvers
+	if a == nil {
+		return nil
+	}
+	out := &api.Approvals{Groups: a.Groups, Required: a.Required, Votes: make([]api.Vote, len(r.Votes))}
+	if out.Groups == nil {
+		out.Groups = []string{}
+	}
+	if a.Note != "" {
+		n := a.Note
+		out.Note = &n
+	}
+	for i, v := range r.Votes {
+		out.Votes[i] = api.Vote{By: v.By, Decision: v.Decision, Note: v.Note, At: v.At.UTC(), Digest: v.Digest}
+	}
+	return out
+}
+
+func utcPtr(t time.Time) *time.Time {
+	t = t.UTC()
+	return &t
+}
+
+func nilIfEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
