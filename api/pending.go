@@ -3,8 +3,13 @@ package api
 import "time"
 
 // NewPending is the body of POST /v1/pending and of POST /v1/pending/claim: one
-// exact HTTP request as the sandbox middleware saw it. MaxWait (seconds) and
-// PendingID apply to filing only.
+// exact HTTP request as the sandbox middleware saw it. MaxWait (seconds),
+// PendingID, Body and BodySize apply to filing only.
+//
+// Body (base64 in JSON) is the request body, or its first MaxPendingBody bytes,
+// for the operator to read; BodySize is the whole body's length (default
+// len(Body)). A complete body must hash to BodySHA256. Neither is part of the
+// digest: BodySHA256 binds the body.
 type NewPending struct {
 	Sandbox    string `json:"sandbox"`
 	Policy     string `json:"policy,omitempty"`
@@ -17,7 +22,13 @@ type NewPending struct {
 	BodySHA256 string `json:"body_sha256,omitempty"`
 	PendingID  string `json:"pending_id,omitempty"`
 	MaxWait    *int64 `json:"max_wait,omitempty"`
+	Body       []byte `json:"body,omitempty"`
+	BodySize   *int64 `json:"body_size,omitempty"`
 }
+
+// MaxPendingBody is the most of a request body a filing carries for the
+// operator to read; a longer body is sent as its first MaxPendingBody bytes.
+const MaxPendingBody = 8 << 10
 
 // PendingStatus is the answer of GET /v1/pending/{pending_id}. Status is
 // pending, approved, denied or expired.

@@ -84,16 +84,23 @@ type gatehouse struct {
 
 func newGatehouse(t *testing.T, dialect string) *gatehouse {
 	t.Helper()
+	return newGatehouseWith(t, dialect, web.Config{})
+}
+
+// newGatehouseWith is newGatehouse with a configuration (limits); its base
+// URL and wait hook are set here.
+func newGatehouseWith(t *testing.T, dialect string, cfg web.Config) *gatehouse {
+	t.Helper()
 	store, changes := modelstest.Store(t, dialect)
 	g := &gatehouse{store: store, srv: httptest.NewUnstartedServer(nil), parked: make(chan struct{}, 1024)}
-	parked := func() {
+	cfg.BaseURL = "http://" + g.srv.Listener.Addr().String()
+	cfg.OnWaitStart = func() {
 		select {
 		case g.parked <- struct{}{}:
 		default:
 		}
 	}
-	s, err := web.New(web.Config{BaseURL: "http://" + g.srv.Listener.Addr().String(), OnWaitStart: parked},
-		web.Deps{Store: store, Watcher: changes, DB: store.DB, Grants: store})
+	s, err := web.New(cfg, web.Deps{Store: store, Watcher: changes, DB: store.DB, Grants: store})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,6 +173,13 @@ func newEnvOn(t *testing.T, dialect string, opts ...option) *env {
 	t.Helper()
 	e := &env{up: newUpstream(t), gh: newGatehouse(t, dialect)}
 	return e.start(t, e.up, nil, opts...)
+}
+
+// newEnvLimited is newEnv with Gatehouse's limits set by cfg.
+func newEnvLimited(t *testing.T, cfg web.Config) *env {
+	t.Helper()
+	e := &env{up: newUpstream(t), gh: newGatehouseWith(t, "sqlite", cfg)}
+	return e.start(t, e.up, nil)
 }
 
 // beside is another gate on the same Gatehouse (same runtime token, same

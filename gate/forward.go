@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"strings"
 )
 
 type exchangeKey struct{}
@@ -38,12 +39,35 @@ func (g *Gate) rewrite(pr *httputil.ProxyRequest) {
 	}
 	pr.Out.URL = &url.URL{Scheme: up.Scheme, Host: up.Host, Path: unescaped, RawPath: x.path, RawQuery: x.target.Query}
 	pr.Out.Host = up.Host
-	for _, h := range g.strip {
-		pr.Out.Header.Del(h)
+	for h := range pr.Out.Header {
+		if g.dropped(h) {
+			pr.Out.Header.Del(h)
+		}
 	}
 	for _, c := range g.cfg.Credentials {
 		pr.Out.Header.Set(c.Name, c.Value)
 	}
+}
+
+// dropped reports a header of the agent's that must not reach the upstream.
+// Names are compared with _ read as -, as CGI-style servers read them
+// (X_HTTP_Method_Override arrives there as the override).
+func (g *Gate) dropped(name string) bool {
+	n := headerKey(name)
+	if g.strip[n] {
+		return true
+	}
+	for _, p := range overridePrefixes {
+		if strings.HasPrefix(n, headerKey(p)) {
+			return true
+		}
+	}
+	return false
+}
+
+// headerKey is a header name in the form dropped compares.
+func headerKey(name string) string {
+	return strings.ToLower(strings.ReplaceAll(name, "_", "-"))
 }
 
 // upstreamFailed answers 502 in the standard shape when the upstream cannot be

@@ -56,8 +56,8 @@ type Gate struct {
 	cfg   Config
 	host  string // lower-case host of the upstream, as grants name it
 	port  int
-	base  string // the upstream's escaped base path without its trailing slash
-	strip []string
+	base  string          // the upstream's escaped base path without its trailing slash
+	strip map[string]bool // headerKey of each header removed before forwarding
 	proxy *httputil.ReverseProxy
 	log   *slog.Logger
 	// filing collapses concurrent asks for one digest into one POST /v1/pending.
@@ -65,8 +65,14 @@ type Gate struct {
 }
 
 // overrideHeaders can change what an upstream does with a request after the
-// gate decided on its method and path, so they never pass.
-var overrideHeaders = []string{"X-Http-Method-Override", "X-Http-Method", "X-Method-Override", "X-Original-Url", "X-Rewrite-Url"}
+// gate decided on its method and path, or speak for the agent beside the
+// gate's credential (Cookie), so they never pass. overridePrefixes are
+// families of them (X-Original-Method, X-Forwarded-Method, X-Forwarded-Uri…):
+// the proxy itself drops only X-Forwarded-For, -Host and -Proto.
+var (
+	overrideHeaders  = []string{"X-Http-Method-Override", "X-Http-Method", "X-Method-Override", "X-Rewrite-Url", "Forwarded", "Cookie"}
+	overridePrefixes = []string{"X-Original-", "X-Forwarded-"}
+)
 
 // New checks the configuration and builds the gate.
 func New(cfg Config) (*Gate, error) {
@@ -98,12 +104,15 @@ func New(cfg Config) (*Gate, error) {
 		}
 		g.port = n
 	}
-	g.strip = append([]string{"Authorization"}, overrideHeaders...)
+	g.strip = map[string]bool{"authorization": true}
+	for _, h := range overrideHeaders {
+		g.strip[headerKey(h)] = true
+	}
 	for _, h := range cfg.Strip {
 		if err := ValidateHeaderName(h); err != nil {
 			return nil, fmt.Errorf("strip: %w", err)
 		}
-		g.strip = append(g.strip, http.CanonicalHeaderKey(h))
+		g.strip[headerKey(h)] = true
 	}
 	g.proxy = &httputil.ReverseProxy{
 		Rewrite:       g.rewrite,

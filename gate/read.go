@@ -21,6 +21,16 @@ type exchange struct {
 
 // read bounds and hashes the body and computes the grant's fields.
 func (g *Gate) read(w http.ResponseWriter, r *http.Request) (*exchange, bool) {
+	p := r.URL.EscapedPath()
+	if !strings.HasPrefix(p, "/") {
+		writeError(w, http.StatusBadRequest, "invalid_input", "The request's path must start with /.")
+		return nil, false
+	}
+	if why := pathProblem(p); why != "" {
+		// The upstream may route it to a path the rules did not judge.
+		writeError(w, http.StatusBadRequest, "invalid_input", why+" Nothing was sent.")
+		return nil, false
+	}
 	max := g.cfg.MaxBody
 	if r.ContentLength > max {
 		writeTooLarge(w, max)
@@ -35,32 +45,12 @@ func (g *Gate) read(w http.ResponseWriter, r *http.Request) (*exchange, bool) {
 		writeTooLarge(w, max)
 		return nil, false
 	}
-	p := r.URL.EscapedPath()
-	if !strings.HasPrefix(p, "/") {
-		writeError(w, http.StatusBadRequest, "invalid_input", "The request's path must start with /.")
-		return nil, false
-	}
-	if hasDotSegment(p) {
-		// The upstream may resolve them to a path the rules did not judge.
-		writeError(w, http.StatusBadRequest, "invalid_input", "The request's path must not contain . or .. segments.")
-		return nil, false
-	}
 	sum := sha256.Sum256(body)
 	x := &exchange{body: body, path: g.base + p}
 	x.target = api.NewPending{Sandbox: g.cfg.Sandbox, Method: r.Method, Host: g.host, Port: g.port,
 		Path: x.path, Query: r.URL.RawQuery, BodySHA256: hex.EncodeToString(sum[:])}
 	x.digest = Digest(x.target)
 	return x, true
-}
-
-// hasDotSegment reports a "." or ".." path segment, escaped or not.
-func hasDotSegment(escaped string) bool {
-	for seg := range strings.SplitSeq(escaped, "/") {
-		if seg = strings.ReplaceAll(strings.ToLower(seg), "%2e", "."); seg == "." || seg == ".." {
-			return true
-		}
-	}
-	return false
 }
 
 // Digest is Gatehouse's digest of a grant's request (docs/pending.md), for the

@@ -2,8 +2,11 @@ package gate
 
 import (
 	"encoding/json"
+	"math"
 	"net/http"
 	"strconv"
+
+	"github.com/gatehousehq/gatehouse/client"
 )
 
 // writeError answers in Gatehouse's error shape.
@@ -18,6 +21,15 @@ func writeError(w http.ResponseWriter, status int, code, detail string) {
 func writeTooLarge(w http.ResponseWriter, max int64) {
 	writeError(w, http.StatusRequestEntityTooLarge, "body_too_large",
 		"The request body is larger than the gate's limit of "+strconv.FormatInt(max, 10)+" bytes. Nothing was sent.")
+}
+
+// writeBusy relays Gatehouse's 429 as a 429 the agent can act on: the same
+// Retry-After (at least a second), and words saying nothing was sent and the
+// identical request may be sent again after the wait.
+func writeBusy(w http.ResponseWriter, ce *client.Error, detail string) {
+	secs := max(int(math.Ceil(ce.RetryAfter.Seconds())), 1)
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	writeError(w, http.StatusTooManyRequests, "gatehouse_busy", detail+" (Retry-After: "+strconv.Itoa(secs)+" s)")
 }
 
 // handOn answers the agent with a body Gatehouse wrote for it, unchanged.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/gatehousehq/gatehouse/api"
@@ -15,7 +14,8 @@ import (
 // ServeHTTP judges one request: a grant approved for exactly this request is
 // claimed and forwarded once; otherwise the rules allow, deny or ask.
 func (g *Gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if strings.HasPrefix(r.URL.Path, WaitPrefix) {
+	if reserved(r.URL.Path) {
+		// The gate's own namespace: answered here, never forwarded.
 		g.serveWait(w, r)
 		return
 	}
@@ -78,6 +78,10 @@ const maxRefiles = 64
 func (g *Gate) ask(w http.ResponseWriter, r *http.Request, x *exchange, rule string) {
 	t := x.target
 	t.Policy, t.Middleware = rule, Middleware
+	// The operator reads the body (its first bytes when long) on the card;
+	// Gatehouse checks a whole one against body_sha256.
+	size := int64(len(x.body))
+	t.Body, t.BodySize = x.body[:min(len(x.body), api.MaxPendingBody)], &size
 	f, err := g.file(r, x, t)
 	// An operator's rule approved it as it was filed: claim it like a retry.
 	// An identical request may take that approval first (any claim with the
@@ -102,6 +106,12 @@ func (g *Gate) ask(w http.ResponseWriter, r *http.Request, x *exchange, rule str
 		var ce *client.Error
 		if errors.As(err, &ce) && ce.Status == http.StatusBadRequest {
 			writeError(w, http.StatusBadRequest, "invalid_input", "Gatehouse cannot bind an approval to this request: "+ce.Detail)
+			return
+		}
+		if errors.As(err, &ce) && ce.Status == http.StatusTooManyRequests {
+			// A limit, not an outage: the agent can wait and send it again.
+			writeBusy(w, ce, "This request needs a person's approval, and Gatehouse is taking too many approval requests from this gate right now. "+
+				"Nothing was sent and nothing was filed. Wait the Retry-After seconds, then send the identical request once more; do not send variants of it.")
 			return
 		}
 		writeError(w, http.StatusBadGateway, "gatehouse_unavailable",

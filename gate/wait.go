@@ -20,6 +20,16 @@ import (
 // token, and names the URL in the Gatehouse-Wait header of the 403.
 const WaitPrefix = "/.well-known/gatehouse/pending/"
 
+// reservedRoot is the gate's namespace; nothing under it reaches the upstream.
+const reservedRoot = "/.well-known/gatehouse"
+
+// reserved reports a path in the gate's namespace, in any case (an upstream
+// may route paths case-insensitively).
+func reserved(path string) bool {
+	p := strings.ToLower(path)
+	return p == reservedRoot || strings.HasPrefix(p, reservedRoot+"/")
+}
+
 // WaitHeader names the gate's wait URL on an approval_pending answer.
 const WaitHeader = "Gatehouse-Wait"
 
@@ -28,10 +38,11 @@ var pendingIDPattern = lazyregexp.New(`^[a-z][a-z0-9_]{0,63}$`)
 // serveWait answers GET WaitPrefix{id} and WaitPrefix{id}/wait?timeout=S from
 // Gatehouse. It only reads: nothing here can decide or release a grant.
 func (g *Gate) serveWait(w http.ResponseWriter, r *http.Request) {
-	rest := strings.TrimPrefix(r.URL.Path, WaitPrefix)
+	rest, ok := strings.CutPrefix(r.URL.Path, WaitPrefix)
 	id, wait := strings.CutSuffix(rest, "/wait")
-	if r.Method != http.MethodGet || !pendingIDPattern.MatchString(id) {
-		writeError(w, http.StatusNotFound, "not_found", "Only GET "+WaitPrefix+"{pending_id}[/wait] is served here.")
+	if !ok || r.Method != http.MethodGet || !pendingIDPattern.MatchString(id) {
+		writeError(w, http.StatusNotFound, "not_found",
+			"This path is the gate's own and is never sent upstream; only GET "+WaitPrefix+"{pending_id}[/wait] is served here.")
 		return
 	}
 	var st *api.PendingWait
@@ -52,6 +63,8 @@ func (g *Gate) serveWait(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case errors.As(err, &ce) && ce.Status == http.StatusNotFound:
 		writeError(w, http.StatusNotFound, "not_found", "No such pending grant.")
+	case errors.As(err, &ce) && ce.Status == http.StatusTooManyRequests:
+		writeBusy(w, ce, "Gatehouse is answering too many waits from this gate right now. Wait the Retry-After seconds, then call this URL again.")
 	case err != nil:
 		if r.Context().Err() == nil {
 			g.log.Warn("gate wait failed", "pending_id", id, "err", err)

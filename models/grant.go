@@ -123,6 +123,7 @@ type NewGrant struct {
 	Middleware string
 	PendingID  string        // "": one is generated
 	MaxWait    time.Duration // 0: DefaultPendingWait
+	Body       *GrantBody    // nil: the middleware sent none; the detail says so
 }
 
 // Normalize validates the target and puts method, host and body digest in
@@ -172,6 +173,9 @@ func (n *NewGrant) Normalize() error {
 	}
 	if n.MaxWait < 0 {
 		return Errorf(ECodeInvalid, "max_wait must be a positive number of seconds")
+	}
+	if n.Body != nil {
+		return n.Body.check(n.BodySHA256)
 	}
 	return nil
 }
@@ -223,8 +227,8 @@ func (n *NewGrant) approvalRequest() NewRequest {
 		Title: title,
 		Summary: fmt.Sprintf("Sandbox %s is holding this exact request for your approval (policy %s, middleware %s). "+
 			"Approve releases it once; deny refuses it.", t.Sandbox, n.Policy, n.Middleware),
-		Detail: fmt.Sprintf("method: %s\nhost: %s\nport: %d\npath: %s\nquery: %s\nbody sha256: %s\ndigest: %s\npending id: %s",
-			t.Method, t.Host, t.Port, t.Path, query, t.BodySHA256, Digest(t), n.PendingID),
+		Detail: fmt.Sprintf("method: %s\nhost: %s\nport: %d\npath: %s\nquery: %s\nbody sha256: %s\ndigest: %s\npending id: %s\n%s",
+			t.Method, t.Host, t.Port, t.Path, query, t.BodySHA256, Digest(t), n.PendingID, n.Body.text()),
 		Risk:    "high",
 		Tool:    "http",
 		Command: t.Method + " " + t.URL(),

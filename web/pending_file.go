@@ -23,6 +23,12 @@ func (s *Server) filePending(c echo.Context) error {
 		return err
 	}
 	n := models.NewGrant{Target: toTarget(in), Policy: in.Policy, Middleware: in.Middleware, PendingID: in.PendingID}
+	if in.Body != nil || in.BodySize != nil {
+		n.Body = &models.GrantBody{Head: in.Body, Size: int64(len(in.Body))}
+		if in.BodySize != nil {
+			n.Body.Size = *in.BodySize
+		}
+	}
 	if in.MaxWait != nil {
 		if *in.MaxWait <= 0 {
 			return invalid("max_wait must be a positive number of seconds")
