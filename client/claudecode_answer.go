@@ -23,6 +23,11 @@ func (c *Client) AnswerClaudeCodeHook(ctx context.Context, in *ClaudeCodeHookInp
 	defer cancel()
 	r, err := c.fileHookRequest(waitCtx, in, wait)
 	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			// In words: "context deadline exceeded" tells the person nothing.
+			err = fmt.Errorf("gatehouse did not take the request within %s; asking in Claude Code instead", wait)
+			return in.Fallback(fmt.Sprintf("Gatehouse did not take the request within %s; asking here instead", wait)), err
+		}
 		return in.Fallback(fmt.Sprintf("Gatehouse could not take the request (%v); asking here instead", err)), err
 	}
 	if r.Status != "open" {
@@ -36,9 +41,12 @@ func (c *Client) AnswerClaudeCodeHook(ctx context.Context, in *ClaudeCodeHookInp
 	reason := fmt.Sprintf("Gatehouse wait failed (%v); asking here instead", err)
 	switch {
 	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
+		// The error too is in words: the hook prints it on stderr.
 		reason = fmt.Sprintf("No decision in Gatehouse within %s; asking here instead", wait)
+		err = fmt.Errorf("no decision within %s; asking in Claude Code instead", wait)
 	case ctx.Err() != nil:
 		reason = "The Gatehouse hook was stopped before a decision; asking here instead"
+		err = errors.New("stopped before a decision; asking in Claude Code instead")
 	}
 	if decided := c.withdraw(r.ID); decided != nil {
 		return in.Answer(decided), nil

@@ -58,12 +58,21 @@ func (n *NewToken) validate() error {
 // second live token with the same role and name is refused: names are who
 // votes, so two live alices would be one voter with two keys.
 func (s *Store) CreateNamedToken(ctx context.Context, n NewToken) (*Token, string, error) {
+	return s.createToken(ctx, n, nil)
+}
+
+// createToken is CreateNamedToken; record, when set, audits the token in the
+// transaction that creates it (tokens_audit.go).
+func (s *Store) createToken(ctx context.Context, n NewToken, record func(tx *gorm.DB, t *Token) error) (*Token, string, error) {
 	if err := n.validate(); err != nil {
 		return nil, "", err
 	}
 	secret := NewSecret("gh_")
 	t := &Token{ID: NewID("tok_"), Name: n.Name, Role: n.Role, Groups: n.Groups, For: n.For, Hash: HashSecret(secret), CreatedAt: s.now()}
 	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := lockHeadFirst(tx, record != nil); err != nil {
+			return err
+		}
 		var live int64
 		if err := tx.Model(&Token{}).Where("role = ? AND name = ? AND revoked_at IS NULL", n.Role, n.Name).Count(&live).Error; err != nil {
 			return err
@@ -71,7 +80,10 @@ func (s *Store) CreateNamedToken(ctx context.Context, n NewToken) (*Token, strin
 		if live > 0 {
 			return Errorf(ECodeConflict, "a live %s token named %q already exists: revoke it first (`gatehouse token revoke %s`) or pick another name", n.Role, n.Name, n.Name)
 		}
-		return tx.Create(t).Error
+		if err := tx.Create(t).Error; err != nil || record == nil {
+			return err
+		}
+		return record(tx, t)
 	})
 	if errors.Is(err, gorm.ErrDuplicatedKey) {
 		return nil, "", Errorf(ECodeConflict, "a live %s token named %q already exists", n.Role, n.Name)
@@ -91,8 +103,17 @@ func (s *Store) ListTokens(ctx context.Context) ([]Token, error) {
 
 // RevokeToken revokes a token by id or name; sessions it opened end too.
 func (s *Store) RevokeToken(ctx context.Context, idOrName string) (int64, error) {
+	return s.revokeToken(ctx, idOrName, nil)
+}
+
+// revokeToken is RevokeToken; record, when set, audits each token revoked in
+// the transaction that revokes it (tokens_audit.go).
+func (s *Store) revokeToken(ctx context.Context, idOrName string, record func(tx *gorm.DB, ids []string) error) (int64, error) {
 	var n int64
 	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := lockHeadFirst(tx, record != nil); err != nil {
+			return err
+		}
 		var ids []string
 		if err := tx.Model(&Token{}).Where("(id = ? OR name = ?) AND revoked_at IS NULL", idOrName, idOrName).Pluck("id", &ids).Error; err != nil {
 			return err
@@ -107,6 +128,11 @@ func (s *Store) RevokeToken(ctx context.Context, idOrName string) (int64, error)
 		n = res.RowsAffected
 		if err := tx.Where("token_id IN ?", ids).Delete(&Session{}).Error; err != nil {
 			return err
+		}
+		if record != nil {
+			if err := record(tx, ids); err != nil {
+				return err
+			}
 		}
 		return revoked(tx)
 	})

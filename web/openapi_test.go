@@ -219,6 +219,7 @@ func TestOpenAPIMatchesEveryRoute(t *testing.T) {
 		t.Run("pending", func(t *testing.T) { oaPending(t, e) })
 		t.Run("devices", func(t *testing.T) { oaDevices(t, e) })
 		t.Run("sessions", func(t *testing.T) { oaSessions(t, e) })
+		t.Run("tokens", func(t *testing.T) { oaTokens(t, e) })
 		t.Run("every operation is called", func(t *testing.T) {
 			var skipped []string
 			for key, op := range e.ops {
@@ -262,6 +263,25 @@ func oaSessions(t *testing.T, e *oaEnv) {
 	e.do(t, oaCall{op: "endSession", method: "DELETE", path: "/v1/sessions/" + sess.ID, want: 401, badRequest: true})
 	e.do(t, oaCall{op: "endSession", method: "DELETE", path: "/v1/sessions/" + sess.ID, token: e.op, want: 204})
 	e.do(t, oaCall{op: "endSession", method: "DELETE", path: "/v1/sessions/" + sess.ID, token: e.op, want: 404})
+}
+
+func oaTokens(t *testing.T, e *oaEnv) {
+	made := decodeAs[struct {
+		ID string `json:"id"`
+	}](t, e.do(t, oaCall{op: "createToken", method: "POST", path: "/v1/tokens", token: e.op, body: map[string]any{"role": "agent", "name": "oa-bot", "for": "op"}, want: 201}))
+	e.do(t, oaCall{op: "createToken", method: "POST", path: "/v1/tokens", token: e.op, body: map[string]any{"role": "agent", "name": "oa-bot"}, want: 409})
+	e.do(t, oaCall{op: "createToken", method: "POST", path: "/v1/tokens", token: e.op, body: map[string]any{"role": "root", "name": "x"}, want: 400})
+	e.do(t, oaCall{op: "createToken", method: "POST", path: "/v1/tokens", token: e.op, body: map[string]any{"role": "agent", "name": "x", "secret": "y"}, want: 400, badRequest: true})
+	e.do(t, oaCall{op: "createToken", method: "POST", path: "/v1/tokens", token: e.op, body: map[string]any{"role": "agent", "name": strings.Repeat("x", 20000)}, want: 413})
+	e.do(t, oaCall{op: "createToken", method: "POST", path: "/v1/tokens", token: e.agent, body: map[string]any{"role": "operator", "name": "m"}, want: 403})
+	e.do(t, oaCall{op: "createToken", method: "POST", path: "/v1/tokens", body: map[string]any{"role": "operator", "name": "m"}, want: 401, badRequest: true})
+	e.do(t, oaCall{op: "listTokens", method: "GET", path: "/v1/tokens", token: e.op, want: 200})
+	e.do(t, oaCall{op: "listTokens", method: "GET", path: "/v1/tokens", token: e.rt, want: 403})
+	e.do(t, oaCall{op: "listTokens", method: "GET", path: "/v1/tokens", want: 401, badRequest: true})
+	e.do(t, oaCall{op: "revokeToken", method: "DELETE", path: "/v1/tokens/" + made.ID, token: e.agent, want: 403})
+	e.do(t, oaCall{op: "revokeToken", method: "DELETE", path: "/v1/tokens/" + made.ID, want: 401, badRequest: true})
+	e.do(t, oaCall{op: "revokeToken", method: "DELETE", path: "/v1/tokens/" + made.ID, token: e.op, want: 200})
+	e.do(t, oaCall{op: "revokeToken", method: "DELETE", path: "/v1/tokens/" + made.ID, token: e.op, want: 404})
 }
 
 func (e *oaEnv) file(t *testing.T, token string, body map[string]any) oaRecord {

@@ -136,6 +136,13 @@ func operations() []operation {
 		{method: "delete", path: "/v1/sessions/:id", id: "endSession", summary: "End a page session (its cookie is refused at once)",
 			roles: op, responses: answers([]answer{{status: 204}}, 401, 403, 404)},
 
+		{method: "post", path: "/v1/tokens", id: "createToken", summary: "Create a token; the answer's token field is its secret, shown this once",
+			roles: op, body: api.NewToken{}, responses: answers([]answer{{status: 201, body: api.CreatedToken{}, desc: "Created"}}, 400, 401, 403, 409, 413)},
+		{method: "get", path: "/v1/tokens", id: "listTokens", summary: "Every token, revoked ones included, without secrets",
+			roles: op, responses: answers([]answer{{status: 200, body: api.Tokens{}}}, 401, 403)},
+		{method: "delete", path: "/v1/tokens/:id", id: "revokeToken", summary: "Revoke the live tokens with this id or name; their page sessions end",
+			roles: op, responses: answers([]answer{{status: 200, body: api.RevokedTokens{}}}, 401, 403, 404)},
+
 		{method: "get", path: "/v1/rules", id: "listRules", summary: "The rules in force",
 			roles: op, responses: answers([]answer{{status: 200, body: api.Rules{}}}, 401, 403)},
 
@@ -151,7 +158,7 @@ func operations() []operation {
 			responses: answers([]answer{{status: 200, body: api.DecisionPage{}}}, 400, 401, 403, 404, 429)},
 
 		{method: "post", path: "/v1/pending", id: "filePending", summary: "File an approval for one exact HTTP request (a request-bound single-use grant)",
-			roles: runtime, body: api.NewPending{}, responses: answers([]answer{{status: 201, body: api.PendingFiled{}}}, 400, 401, 403, 409, 413)},
+			roles: runtime, body: api.NewPending{}, responses: answers([]answer{{status: 201, body: api.PendingFiled{}}}, 400, 401, 403, 409, 413, 429)},
 		{method: "post", path: "/v1/pending/claim", id: "claimPending", summary: "Release one approved grant for exactly this request",
 			roles: runtime, body: api.NewPending{}, responses: []answer{
 				{status: 200, body: api.Claimed{}},

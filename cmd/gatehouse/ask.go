@@ -16,12 +16,15 @@ import (
 	"github.com/gatehousehq/gatehouse/client"
 )
 
-// Exit codes of ask, for scripts.
+// Exit codes of ask, for scripts. Only an option whose effect is allow exits
+// 0, so `if gatehouse ask …; then deploy; fi` never deploys on "Ask me
+// tomorrow" or any other option that says neither yes nor no.
 const (
 	exitAllow   = 0
 	exitDeny    = 1
 	exitExpired = 2
 	exitError   = 3
+	exitOther   = 4 // an option without an effect: its id is on stdout
 )
 
 // optionFlags collects repeated --option id:label[:effect].
@@ -43,8 +46,8 @@ func (o *optionFlags) Set(v string) error {
 }
 
 // runAsk files a request, waits for the decision (re-issuing the long-poll as
-// needed) and exits 0 for allow, 1 for deny, 2 for expired or timed out, 3 for
-// errors.
+// needed) and exits 0 for an option whose effect is allow, 1 for deny, 2 for
+// expired or timed out, 3 for errors, 4 for any other option.
 func runAsk(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("ask", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -58,7 +61,7 @@ func runAsk(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	timeout := fs.Duration("timeout", 10*time.Minute, "how long to wait; the request expires then too")
 	asJSON := fs.Bool("json", false, "print the final record as JSON")
 	var opts optionFlags
-	fs.Var(&opts, "option", "an option id:label:effect (repeatable; default allow/deny)")
+	fs.Var(&opts, "option", "an option id:label[:effect], effect allow or deny (repeatable; default allow/deny). Exit 0 allow, 1 deny, 2 expired or timed out, 3 error, 4 an option without an effect (its id printed)")
 	if err := fs.Parse(args); err != nil {
 		return exitError
 	}
@@ -134,8 +137,11 @@ func reportDecision(r *api.Request, asJSON bool, stdout io.Writer) int {
 	if r.Status != "resolved" {
 		return exitExpired
 	}
-	if r.Effect() == "deny" {
+	switch r.Effect() {
+	case "allow":
+		return exitAllow
+	case "deny":
 		return exitDeny
 	}
-	return exitAllow
+	return exitOther
 }

@@ -47,6 +47,14 @@ func TestAsk(t *testing.T) {
 			t.Fatalf("exit %d stdout %q", res.code, res.stdout)
 		}
 	})
+	t.Run("an option without an effect exits 4, never 0, and prints its id", func(t *testing.T) {
+		// `if gatehouse ask …; then ./deploy.sh; fi` must not deploy on "Ask me tomorrow".
+		res, _ := decidedAsk(t, newTestServer(t), "later", "", "--title", "Deploy", "--option", "go:Deploy:allow",
+			"--option", "later:Ask me tomorrow", "--option", "stop:Stop:deny")
+		if res.code != exitOther || res.stdout != "later\n" {
+			t.Fatalf("exit %d stdout %q, want %d and later", res.code, res.stdout, exitOther)
+		}
+	})
 	t.Run("--json prints the final record", func(t *testing.T) {
 		ts := newTestServer(t)
 		res, id := decidedAsk(t, ts, "deny", "not on a Friday", "--title", "Deploy", "--json")

@@ -15,6 +15,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/gatehousehq/gatehouse/client"
 	"github.com/gatehousehq/gatehouse/models"
 )
 
@@ -38,37 +39,50 @@ func runAudit(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 func runAuditExport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("audit export", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	database := fs.String("database", defaultDatabase(), "database URL (GATEHOUSE_DATABASE)")
+	target := adminFlags(fs)
 	after := fs.Uint64("after", 0, "export the entries after this seq")
 	if err := fs.Parse(args); err != nil || fs.NArg() != 0 {
 		return 2
 	}
-	store, closeDB, err := openExistingStore(*database)
+	c, err := target.remote()
 	if err != nil {
 		fmt.Fprintln(stderr, "gatehouse:", err)
-		return 1
+		return 2
 	}
-	defer closeDB()
-	w := bufio.NewWriter(stdout)
-	enc := json.NewEncoder(w)
-	for seq := *after; ; {
-		rows, err := store.AuditEntries(ctx, seq, 1000)
+	page := func(after uint64) ([]models.AuditEntry, error) {
+		p, err := c.Audit(ctx, after, 1000)
+		if err != nil {
+			return nil, err
+		}
+		return p.Entries, nil
+	}
+	if c == nil {
+		store, closeDB, err := openExistingStore(*target.database)
 		if err != nil {
 			fmt.Fprintln(stderr, "gatehouse:", err)
 			return 1
 		}
-		if len(rows) == 0 {
-			break
-		}
-		for i := range rows {
-			if err := enc.Encode(rows[i].Entry()); err != nil {
-				fmt.Fprintln(stderr, "gatehouse:", err)
-				return 1
+		defer closeDB()
+		page = func(after uint64) ([]models.AuditEntry, error) {
+			rows, err := store.AuditEntries(ctx, after, 1000)
+			es := make([]models.AuditEntry, len(rows))
+			for i := range rows {
+				es[i] = rows[i].Entry()
 			}
-			seq = rows[i].Seq
+			return es, err
 		}
 	}
-	if err := w.Flush(); err != nil {
+	w := bufio.NewWriter(stdout)
+	enc := json.NewEncoder(w)
+	err = eachAuditEntry(*after, page, func(e models.AuditEntry) error { return enc.Encode(e) })
+	if err == nil {
+		err = w.Flush()
+	}
+	if err != nil && c != nil {
+		reportAPIError(stderr, err)
+		return 1
+	}
+	if err != nil {
 		fmt.Fprintln(stderr, "gatehouse:", err)
 		return 1
 	}
@@ -80,15 +94,15 @@ func runAuditExport(ctx context.Context, args []string, stdout, stderr io.Writer
 func runAuditVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("audit verify", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	database := fs.String("database", "", "database URL (GATEHOUSE_DATABASE; the default when --file is not given)")
-	file := fs.String("file", "", "an export (JSON Lines) to verify instead of the database")
-	key := fs.String("key", "", "the server's public key for --head, the base64 public_key of /v1/keys (needed with --file; with --database it pins the key instead of reading it there)")
+	target := adminFlags(fs)
+	file := fs.String("file", "", "an export (JSON Lines) to verify instead of the database or the server")
+	key := fs.String("key", "", "the server's public key for --head, the base64 public_key of /v1/keys (needed with --file; with --database or --url it pins the key instead of reading it there)")
 	headFile := fs.String("head", "", "a saved GET /v1/audit/head answer the chain must still hold")
 	if err := fs.Parse(args); err != nil || fs.NArg() != 0 {
 		return 2
 	}
-	if *database != "" && *file != "" {
-		fmt.Fprintln(stderr, "gatehouse: give --database or --file, not both")
+	if *file != "" && (target.given("database") || target.given("url") || target.given("token")) {
+		fmt.Fprintln(stderr, "gatehouse: give --database, --url/--token or --file, only one")
 		return 2
 	}
 	var head *models.SignedHead
@@ -102,18 +116,28 @@ func runAuditVerify(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	var v *models.ChainVerifier
 	var err error
-	if *file != "" {
-		v, err = verifyFile(*file, *key, head)
-	} else {
-		if *database == "" {
-			*database = defaultDatabase()
+	var c *client.Client
+	if *file == "" {
+		if c, err = target.remote(); err != nil {
+			fmt.Fprintln(stderr, "gatehouse:", err)
+			return 2
 		}
-		v, err = verifyDatabase(ctx, *database, *key, head)
+	}
+	switch {
+	case *file != "":
+		v, err = verifyFile(*file, *key, head)
+	case c != nil:
+		v, err = verifyServer(ctx, c, *key, head)
+	default:
+		v, err = verifyDatabase(ctx, *target.database, *key, head)
 	}
 	var ce *models.ChainError
 	switch {
 	case errors.As(err, &ce):
 		fmt.Fprintf(stderr, "gatehouse: audit chain broken at seq %d: %s\n", ce.Seq, ce.Why)
+		return 1
+	case err != nil && c != nil:
+		reportAPIError(stderr, err)
 		return 1
 	case err != nil:
 		fmt.Fprintln(stderr, "gatehouse:", err)
@@ -144,6 +168,65 @@ func verifyDatabase(ctx context.Context, database, key string, head *models.Sign
 		}
 	}
 	return store.VerifyAudit(ctx, head)
+}
+
+// eachAuditEntry hands every entry after seq to emit, a page at a time.
+func eachAuditEntry(after uint64, page func(after uint64) ([]models.AuditEntry, error), emit func(models.AuditEntry) error) error {
+	for {
+		es, err := page(after)
+		if err != nil || len(es) == 0 {
+			return err
+		}
+		for _, e := range es {
+			if e.Seq <= after {
+				return fmt.Errorf("audit entry %d came after %d: the pages go backwards", e.Seq, after)
+			}
+			if err := emit(e); err != nil {
+				return err
+			}
+			after = e.Seq
+		}
+	}
+}
+
+// verifyServer checks the chain as the server's API answers it. The head's
+// signature is checked with --key when given, else with the key the same
+// server serves, which shows the server is consistent, not honest: pin --key
+// for that.
+func verifyServer(ctx context.Context, c *client.Client, key string, head *models.SignedHead) (*models.ChainVerifier, error) {
+	if head != nil {
+		var pub ed25519.PublicKey
+		if key != "" {
+			var err error
+			if pub, err = parseKey(key); err != nil {
+				return nil, err
+			}
+		} else {
+			keys, err := c.Keys(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if pub = keys[head.KeyID]; pub == nil {
+				return nil, fmt.Errorf("the server serves no key %q, the one the saved head names", head.KeyID)
+			}
+		}
+		if err := head.Verify(pub); err != nil {
+			return nil, err
+		}
+	}
+	v := models.NewChainVerifier()
+	v.Head = head
+	page := func(after uint64) ([]models.AuditEntry, error) {
+		p, err := c.Audit(ctx, after, 1000)
+		if err != nil {
+			return nil, err
+		}
+		return p.Entries, nil
+	}
+	if err := eachAuditEntry(0, page, v.Next); err != nil {
+		return v, err
+	}
+	return v, v.Finish()
 }
 
 func parseKey(key string) (ed25519.PublicKey, error) {

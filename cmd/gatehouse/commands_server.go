@@ -15,17 +15,21 @@ func serverCommands() map[string]command {
 }
 
 const serverUsage = `  gatehouse serve [--addr 127.0.0.1:8080] [--database sqlite:PATH|postgres://…] [--base-url URL] [--rules FILE]
-  gatehouse token create --role operator|runtime|agent --name NAME [--groups G1,G2] [--for OPERATOR] [--database URL] [--create]
-  gatehouse token list [--database URL]
-  gatehouse token revoke ID|NAME [--database URL]
-  gatehouse session list|revoke ID [--database URL]
+  gatehouse token create --role operator|runtime|agent --name NAME [--groups G1,G2] [--for OPERATOR] [--database URL [--create] | --url URL --token T]
+  gatehouse token list [--database URL | --url URL --token T]
+  gatehouse token revoke ID|NAME [--database URL | --url URL --token T]
+  gatehouse session list|revoke ID [--database URL | --url URL --token T]
   gatehouse rules check FILE
   gatehouse rules test FILE [REQUEST.json]   (the request on stdin when not named)
+  gatehouse rules list [--url URL] [--token T]
   gatehouse push test [--database URL] [--base-url URL]
-  gatehouse audit export [--database URL] [--after SEQ]
-  gatehouse audit verify [--database URL | --file EXPORT.jsonl [--key PUBLIC_KEY]] [--head HEAD.json]
+  gatehouse audit export [--database URL | --url URL --token T] [--after SEQ]
+  gatehouse audit verify [--database URL | --url URL --token T | --file EXPORT.jsonl] [--key PUBLIC_KEY] [--head HEAD.json]
 `
 
 const buildNote = `The default database is gatehouse.db in $XDG_DATA_HOME/gatehouse (else
 ~/.local/share/gatehouse); serve creates it, other commands need --create.
+token, session and audit act through a server's API instead, with an operator
+token, when given --url/--token, or when GATEHOUSE_URL and GATEHOUSE_TOKEN are
+set and neither --database nor GATEHOUSE_DATABASE is.
 `

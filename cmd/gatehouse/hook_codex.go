@@ -35,7 +35,7 @@ func runCodexHook(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	}
 	out, err := client.New(*url, *token).AnswerCodexHook(ctx, in, *wait)
 	if err != nil {
-		fmt.Fprintln(stderr, "gatehouse hook codex:", err, "; Codex asks instead")
+		fmt.Fprintf(stderr, "gatehouse hook codex: %v; Codex asks instead\n", err)
 	}
 	if out == nil {
 		return 0

@@ -119,6 +119,7 @@ func TestHookPreToolUse(t *testing.T) {
 		ids := ts.created(t)
 		res := testkit.Recv(t, start(hookArgs(ts.URL, ts.Agent, "1s"), fixture(t, preToolUse)), "the command to end")
 		checkOutput(t, res, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask","permissionDecisionReason":"No decision in Gatehouse within 1s; asking here instead"}}`+"\n")
+		checkTimeoutWords(t, res)
 		r, err := ts.Operator.Get(context.Background(), testkit.Recv(t, ids, "the filed request id"))
 		if err != nil {
 			t.Fatal(err)
@@ -127,6 +128,16 @@ func TestHookPreToolUse(t *testing.T) {
 			t.Fatalf("status after the hook gave up = %q, want cancelled", r.Status)
 		}
 	})
+}
+
+// checkTimeoutWords: a hook that waited its --timeout out says so in words on
+// stderr, not as Go's "context deadline exceeded".
+func checkTimeoutWords(t *testing.T, res result) {
+	t.Helper()
+	const want = "gatehouse hook: no decision within 1s; asking in Claude Code instead\n"
+	if res.stderr != want {
+		t.Fatalf("stderr = %q, want %q", res.stderr, want)
+	}
 }
 
 // checkAsk: an unreachable or refusing server is never an allow.
@@ -191,6 +202,7 @@ func TestHookPermissionRequest(t *testing.T) {
 		ids := ts.created(t)
 		res := testkit.Recv(t, start(hookArgs(ts.URL, ts.Agent, "1s"), fixture(t, permissionRequest)), "the command to end")
 		checkOutput(t, res, "")
+		checkTimeoutWords(t, res)
 		r, err := ts.Operator.Get(context.Background(), testkit.Recv(t, ids, "the filed request id"))
 		if err != nil {
 			t.Fatal(err)

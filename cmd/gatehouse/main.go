@@ -24,7 +24,8 @@ Usage:
 `
 
 // agentUsage lists the commands of both builds.
-const agentUsage = `  gatehouse ask --title "…" [--option id:label:effect]… [--timeout 10m] [--json] [--url URL] [--token T]
+const agentUsage = `  gatehouse ask --title "…" [--option id:label[:allow|deny]]… [--timeout 10m] [--json] [--url URL] [--token T]
+      exits 0 allow, 1 deny, 2 expired or timed out, 3 error, 4 another option (its id printed)
   gatehouse hook claude-code [--timeout 5m] [--url URL] [--token T] < hook-input.json
   gatehouse hook codex [--timeout 5m] [--url URL] [--token T] < hook-input.json
   gatehouse codex app-server [--url URL] [--token T] [--codex PATH] [--timeout 1h] [--runtime NAME --callback-listen ADDR] [-- CODEX ARGS]

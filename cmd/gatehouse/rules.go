@@ -5,12 +5,14 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 
 	"github.com/gatehousehq/gatehouse/api"
+	"github.com/gatehousehq/gatehouse/client"
 
 	"github.com/gatehousehq/gatehouse/models"
 )
@@ -19,11 +21,42 @@ const rulesUsage = `usage:
   gatehouse rules check FILE              validate a rules file (exit 0 valid, 1 not)
   gatehouse rules test FILE [REQUEST]     show which rule matches a request (JSON from REQUEST or stdin);
                                           a Bash or shell command is shown as its simple commands
+  gatehouse rules list [--url URL] [--token T]
+                                          the rules a running server has in force (an operator token)
 `
 
 // runRules is `gatehouse rules`. Exit codes: 0 done, 1 invalid file or request, 2 usage.
-func runRules(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func runRules(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "list" {
+		return listServerRules(ctx, args[1:], stdout, stderr)
+	}
 	return rulesCommand(args, stdin, stdout, stderr)
+}
+
+// listServerRules shows the rules a server has in force, through its API with
+// an operator's token: the file need not be readable where this runs.
+func listServerRules(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("rules list", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	url := fs.String("url", env("GATEHOUSE_URL", "http://127.0.0.1:8080"), "server URL (GATEHOUSE_URL)")
+	token := fs.String("token", env("GATEHOUSE_TOKEN", ""), "an operator token (GATEHOUSE_TOKEN)")
+	if err := fs.Parse(args); err != nil || fs.NArg() != 0 {
+		return 2
+	}
+	rs, err := client.New(*url, *token).Rules(ctx)
+	if err != nil {
+		reportAPIError(stderr, err)
+		return 1
+	}
+	if rs.File == "" {
+		fmt.Fprintln(stdout, "no rules file: every request goes to the operator")
+		return 0
+	}
+	fmt.Fprintf(stdout, "%s: %d %s in force (digest %s)\n", rs.File, len(rs.Rules), plural(len(rs.Rules), "rule", "rules"), rs.Digest)
+	for i, r := range rs.Rules {
+		fmt.Fprintf(stdout, "%3d. %s (line %d): %s\n", i+1, r.Name, r.Line, r.Summary)
+	}
+	return 0
 }
 
 func rulesCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {

@@ -33,8 +33,12 @@ func parseServe(args []string, stderr io.Writer) (app.Config, error) {
 	fs.StringVar(&c.RulesFile, "rules", env("GATEHOUSE_RULES", ""), "YAML rules file (GATEHOUSE_RULES)")
 	fs.IntVar(&c.Web.MaxWaiters, "max-waiters", envs.Int("GATEHOUSE_MAX_WAITERS", 20000), "long-polls held at once, in all (GATEHOUSE_MAX_WAITERS)")
 	fs.IntVar(&c.Web.MaxWaitersPerCaller, "max-waiters-per-caller", envs.Int("GATEHOUSE_MAX_WAITERS_PER_CALLER", 1000), "long-polls one caller may hold (GATEHOUSE_MAX_WAITERS_PER_CALLER)")
-	fs.Float64Var(&c.Web.FilingRate, "filing-rate", envs.Float("GATEHOUSE_FILING_RATE", 10), "filings a second each token may sustain (GATEHOUSE_FILING_RATE)")
-	fs.IntVar(&c.Web.FilingBurst, "filing-burst", envs.Int("GATEHOUSE_FILING_BURST", 100), "filings each token may make at once (GATEHOUSE_FILING_BURST)")
+	fs.Float64Var(&c.Web.FilingRate, "filing-rate", envs.Float("GATEHOUSE_FILING_RATE", web.DefaultFilingRate), "filings a second each agent token may sustain (GATEHOUSE_FILING_RATE)")
+	fs.IntVar(&c.Web.FilingBurst, "filing-burst", envs.Int("GATEHOUSE_FILING_BURST", web.DefaultFilingBurst), "filings each agent token may make at once (GATEHOUSE_FILING_BURST)")
+	fs.Float64Var(&c.Web.RuntimeFilingRate, "runtime-filing-rate", envs.Float("GATEHOUSE_RUNTIME_FILING_RATE", web.DefaultRuntimeFilingRate),
+		"filings a second each runtime token (a gate, a bridge: many agents) may sustain (GATEHOUSE_RUNTIME_FILING_RATE)")
+	fs.IntVar(&c.Web.RuntimeFilingBurst, "runtime-filing-burst", envs.Int("GATEHOUSE_RUNTIME_FILING_BURST", web.DefaultRuntimeFilingBurst),
+		"filings each runtime token may make at once (GATEHOUSE_RUNTIME_FILING_BURST)")
 	fs.Func("trusted-proxies", "CIDR,… of proxies whose X-Forwarded-For names the client, for the login limiter (GATEHOUSE_TRUSTED_PROXIES)", func(v string) error {
 		p, err := parsePrefixes(v)
 		c.Web.TrustedProxies = p
@@ -63,7 +67,7 @@ func parseServe(args []string, stderr io.Writer) (app.Config, error) {
 		fmt.Fprintln(stderr, "gatehouse serve:", err)
 		return c, err
 	}
-	if err := checkPositive(fs, "max-waiters", "max-waiters-per-caller", "max-connections", "filing-rate", "filing-burst", "default-expiry", "max-expiry", "max-pending-wait"); err != nil {
+	if err := checkPositive(fs, "max-waiters", "max-waiters-per-caller", "max-connections", "filing-rate", "filing-burst", "runtime-filing-rate", "runtime-filing-burst", "default-expiry", "max-expiry", "max-pending-wait"); err != nil {
 		fmt.Fprintln(stderr, "gatehouse serve:", err)
 		return c, err
 	}
@@ -93,7 +97,11 @@ func serve(ctx context.Context, cfg app.Config, stdout, stderr io.Writer) error 
 	if err := makeDatabaseDir(cfg.Database); err != nil {
 		return err
 	}
+	if err := createDatabaseFile(cfg.Database); err != nil {
+		return err
+	}
 	fmt.Fprintf(stderr, "gatehouse: database %s\n", redact(cfg.Database))
+	warnLoosePermissions(cfg.Database, stderr)
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)

@@ -9,21 +9,25 @@ import (
 	"io"
 	"text/tabwriter"
 	"time"
+
+	"github.com/gatehousehq/gatehouse/api"
+	"github.com/gatehousehq/gatehouse/models"
 )
 
-// runSession lists and ends page sessions directly in the database. Ending one
-// goes through the store's revocation path, so a server running beside it
-// refuses the cookie at once (SQLite's epoch, PostgreSQL's NOTIFY). It never
-// creates a database.
+// runSession lists and ends page sessions: through the server's API with an
+// operator's token (--url/--token or GATEHOUSE_URL with GATEHOUSE_TOKEN), else
+// directly in the database. Ending one goes through the store's revocation
+// path either way, so a running server refuses the cookie at once (SQLite's
+// epoch, PostgreSQL's NOTIFY). It never creates a database.
 func runSession(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: gatehouse session list|revoke ID [--database URL]")
+		fmt.Fprintln(stderr, "usage: gatehouse session list|revoke ID [--database URL | --url URL --token T]")
 		return 2
 	}
 	sub := args[0]
 	fs := flag.NewFlagSet("session "+sub, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	database := fs.String("database", defaultDatabase(), "database URL (GATEHOUSE_DATABASE; default in the user's data directory)")
+	target := adminFlags(fs)
 	positional, err := parseInterspersed(fs, args[1:])
 	if err != nil {
 		return 2
@@ -33,32 +37,55 @@ func runSession(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 		return 2
 	}
 	if sub == "revoke" && len(positional) != 1 {
-		fmt.Fprintln(stderr, "usage: gatehouse session revoke ID [--database URL]")
+		fmt.Fprintln(stderr, "usage: gatehouse session revoke ID [--database URL | --url URL --token T]")
 		return 2
 	}
-	store, closeDB, err := openStore(*database, false)
+	c, err := target.remote()
 	if err != nil {
 		fmt.Fprintln(stderr, "gatehouse:", err)
-		return 1
+		return 2
 	}
-	defer closeDB()
-	if sub == "revoke" {
-		if err := store.EndSessionID(ctx, positional[0]); err != nil {
+	var sessions []api.Session
+	if c != nil {
+		if sub == "revoke" {
+			err = c.EndSession(ctx, positional[0])
+		} else {
+			sessions, err = c.ListSessions(ctx)
+		}
+		if err != nil {
+			reportAPIError(stderr, err)
+			return 1
+		}
+	} else {
+		store, closeDB, err := openStore(*target.database, false)
+		if err != nil {
 			fmt.Fprintln(stderr, "gatehouse:", err)
 			return 1
 		}
+		defer closeDB()
+		if sub == "revoke" {
+			err = store.EndSessionID(ctx, positional[0])
+		} else {
+			var ss []models.Session
+			ss, err = store.ListSessions(ctx)
+			for _, s := range ss {
+				sessions = append(sessions, api.Session{ID: s.ID, Operator: s.Name, CreatedAt: s.CreatedAt, LastSeenAt: s.LastSeenAt,
+					ExpiresAt: s.ExpiresAt, UserAgent: s.UserAgent})
+			}
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, "gatehouse:", err)
+			return 1
+		}
+	}
+	if sub == "revoke" {
 		fmt.Fprintln(stdout, "ended session", positional[0])
 		return 0
 	}
-	ss, err := store.ListSessions(ctx)
-	if err != nil {
-		fmt.Fprintln(stderr, "gatehouse:", err)
-		return 1
-	}
 	w := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "ID\tOPERATOR\tCREATED\tLAST SEEN\tEXPIRES\tUSER AGENT")
-	for _, s := range ss {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, s.Name, s.CreatedAt.Format(time.RFC3339),
+	for _, s := range sessions {
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, s.Operator, s.CreatedAt.Format(time.RFC3339),
 			s.LastSeenAt.Format(time.RFC3339), s.ExpiresAt.Format(time.RFC3339), s.UserAgent)
 	}
 	w.Flush()

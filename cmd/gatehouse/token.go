@@ -7,15 +7,19 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os/user"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/models"
 )
 
-// runToken creates, lists and revokes tokens directly in the database, so it
-// works beside a running server.
+// runToken creates, lists and revokes tokens: through the server's API with
+// an operator's token (--url/--token or GATEHOUSE_URL with GATEHOUSE_TOKEN),
+// else directly in the database, which works beside a running server. Either
+// way each creation and revocation is in the audit chain.
 func runToken(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprintln(stderr, "usage: gatehouse token create|list|revoke …")
@@ -24,7 +28,8 @@ func runToken(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	sub := args[0]
 	fs := flag.NewFlagSet("token "+sub, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	database, create := databaseFlags(fs)
+	target := adminFlags(fs)
+	create := fs.Bool("create", false, "create the database if it does not exist (with --database)")
 	role := fs.String("role", "", "operator, runtime or agent (create)")
 	name := fs.String("name", "", "a name for the token's holder (create)")
 	groups := fs.String("groups", "", "comma-separated groups of an operator, e.g. sre,release (create)")
@@ -33,52 +38,106 @@ func runToken(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	if err != nil {
 		return 2
 	}
-	store, closeDB, err := openStore(*database, *create)
-	if err != nil {
-		fmt.Fprintln(stderr, "gatehouse:", err)
-		return 1
-	}
-	defer closeDB()
-	switch sub {
-	case "create":
-		_, secret, err := store.CreateNamedToken(ctx, models.NewToken{Role: *role, Name: *name, Groups: splitList(*groups), For: *forName})
-		if err != nil {
-			fmt.Fprintln(stderr, "gatehouse:", err)
-			return 1
-		}
-		fmt.Fprintln(stdout, secret)
-	case "list":
-		ts, err := store.ListTokens(ctx)
-		if err != nil {
-			fmt.Fprintln(stderr, "gatehouse:", err)
-			return 1
-		}
-		w := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
-		fmt.Fprintln(w, "ID\tROLE\tNAME\tGROUPS\tFOR\tCREATED\tSTATE")
-		for _, t := range ts {
-			state := "live"
-			if t.RevokedAt != nil {
-				state = "revoked " + t.RevokedAt.Format(time.RFC3339)
-			}
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Role, t.Name, dash(strings.Join(t.Groups, ",")), dash(t.For), t.CreatedAt.Format(time.RFC3339), state)
-		}
-		w.Flush()
-	case "revoke":
-		if len(positional) != 1 {
-			fmt.Fprintln(stderr, "usage: gatehouse token revoke ID|NAME")
-			return 2
-		}
-		n, err := store.RevokeToken(ctx, positional[0])
-		if err != nil {
-			fmt.Fprintln(stderr, "gatehouse:", err)
-			return 1
-		}
-		fmt.Fprintf(stdout, "revoked %d token(s)\n", n)
-	default:
+	if sub != "create" && sub != "list" && sub != "revoke" {
 		fmt.Fprintf(stderr, "gatehouse: unknown token command %q\n", sub)
 		return 2
 	}
+	if sub == "revoke" && len(positional) != 1 {
+		fmt.Fprintln(stderr, "usage: gatehouse token revoke ID|NAME")
+		return 2
+	}
+	c, err := target.remote()
+	if err != nil {
+		fmt.Fprintln(stderr, "gatehouse:", err)
+		return 2
+	}
+	if c != nil && *create {
+		fmt.Fprintln(stderr, "gatehouse: --create makes a database file; it does not go with --url/--token")
+		return 2
+	}
+	n := models.NewToken{Role: *role, Name: *name, Groups: splitList(*groups), For: *forName}
+	var tokens []api.Token
+	var revoked int64
+	loginAt := "/login"
+	if c != nil {
+		loginAt = c.BaseURL + "/login"
+		switch sub {
+		case "create":
+			var t *api.CreatedToken
+			if t, err = c.CreateToken(ctx, api.NewToken{Role: n.Role, Name: n.Name, Groups: n.Groups, For: n.For}); err == nil {
+				fmt.Fprintln(stdout, t.Secret)
+			}
+		case "list":
+			tokens, err = c.ListTokens(ctx)
+		case "revoke":
+			revoked, err = c.RevokeToken(ctx, positional[0])
+		}
+		if err != nil {
+			reportAPIError(stderr, err)
+			return 1
+		}
+	} else {
+		store, closeDB, err := openStore(*target.database, *create)
+		if err != nil {
+			fmt.Fprintln(stderr, "gatehouse:", err)
+			return 1
+		}
+		defer closeDB()
+		switch sub {
+		case "create":
+			var secret string
+			if _, secret, err = store.CreateTokenBy(ctx, n, cliActor(), models.ViaCLI); err == nil {
+				fmt.Fprintln(stdout, secret)
+			}
+		case "list":
+			var ts []models.Token
+			ts, err = store.ListTokens(ctx)
+			for i := range ts {
+				tokens = append(tokens, api.Token{ID: ts[i].ID, Role: ts[i].Role, Name: ts[i].Name, Groups: ts[i].Groups, For: ts[i].For,
+					CreatedAt: ts[i].CreatedAt, RevokedAt: ts[i].RevokedAt})
+			}
+		case "revoke":
+			revoked, err = store.RevokeTokenBy(ctx, positional[0], cliActor(), models.ViaCLI)
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, "gatehouse:", err)
+			return 1
+		}
+	}
+	switch sub {
+	case "create":
+		if n.Role == models.RoleOperator {
+			// The first-start login URL dies now: say how to log in instead.
+			fmt.Fprintf(stderr, "gatehouse: an operator token exists now, so the one-time login URL serve printed no longer works; log in at %s with this token (the form's token field)\n", loginAt)
+		}
+	case "list":
+		printTokens(stdout, tokens)
+	case "revoke":
+		fmt.Fprintf(stdout, "revoked %d token(s)\n", revoked)
+	}
 	return 0
+}
+
+// cliActor names who made a change through the database file in the audit
+// chain: the command and, when known, the OS user who ran it.
+func cliActor() string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return "cli:" + u.Username
+	}
+	return "cli"
+}
+
+func printTokens(stdout io.Writer, ts []api.Token) {
+	w := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "ID\tROLE\tNAME\tGROUPS\tFOR\tCREATED\tSTATE")
+	for _, t := range ts {
+		state := "live"
+		if t.RevokedAt != nil {
+			state = "revoked " + t.RevokedAt.Format(time.RFC3339)
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Role, t.Name, dash(strings.Join(t.Groups, ",")), dash(t.For), t.CreatedAt.Format(time.RFC3339), state)
+	}
+	w.Flush()
 }
 
 // splitList reads "a, b,c" as [a b c].
