@@ -4,7 +4,10 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/gatehouse ./cmd/gatehouse && mkdir /out/data
+# /data holds the database: 0700, so only the server's user (nonroot, 65532)
+# can open it. COPY keeps the mode, and a new named volume starts as a copy of
+# it; a bind-mounted host directory keeps its own mode (docs/deploy.md).
+RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/gatehouse ./cmd/gatehouse && mkdir -m 0700 /out/data
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/gatehouse /usr/local/bin/gatehouse
