@@ -38,10 +38,11 @@ type Rule struct {
 	Runtime []string
 	Tool    []string
 	Risk    []string
-	Command string // regular expression over the request's command; "" matches any
-	Text    string // regular expression over the title or the summary; "" matches any
-	Action  string // approve, deny, hold
-	Option  string // the option to pick; "" picks the first with the action's effect
+	Command string   // regular expression over the request's command; "" matches any
+	Text    string   // regular expression over the title or the summary; "" matches any
+	GitPush *GitPush // a git push that may update (restrictions) or only updates (approve, hold) these branches
+	Action  string   // approve, deny, hold
+	Option  string   // the option to pick; "" picks the first with the action's effect
 	Window  time.Duration
 	Then    string // hold only: approve, deny or an option id
 	// Approvers is a require rule's policy.
@@ -223,6 +224,9 @@ func (ru Rule) Describe() string {
 	}
 	if ru.Text != "" {
 		parts = append(parts, "text /"+ru.Text+"/")
+	}
+	if ru.GitPush != nil {
+		parts = append(parts, "git push to "+strings.Join(ru.GitPush.Branches, " or "))
 	}
 	when := "any request"
 	if len(parts) > 0 {

@@ -11,7 +11,7 @@ import (
 // line and column to show), never a panic; compiled rules evaluate any
 // request, and the same bytes always compile to the same rules.
 func FuzzParseRules(f *testing.F) {
-	for _, src := range []string{storeRules, editApproveRules, editRules, gitReadRules, gitExactRules, anyRules,
+	for _, src := range []string{storeRules, editApproveRules, editRules, gitReadRules, gitExactRules, anyRules, gitPushRules,
 		"rules: []\n", "", "rules:\n  - name: all\n    action: deny\n", "rules:\n  - name: x\n    match: {tool: '('}\n    action: approve\n",
 		"a: 1\n---\nb: 2\n", "rules:\n  - &a {name: x, action: deny}\n  - *a\n"} {
 		f.Add([]byte(src))

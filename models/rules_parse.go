@@ -58,12 +58,13 @@ type approversSpec struct {
 }
 
 type matchSpec struct {
-	Kind    any    `yaml:"kind"`
-	Runtime any    `yaml:"runtime"`
-	Tool    any    `yaml:"tool"`
-	Risk    any    `yaml:"risk"`
-	Command string `yaml:"command"`
-	Text    string `yaml:"text"`
+	Kind    any          `yaml:"kind"`
+	Runtime any          `yaml:"runtime"`
+	Tool    any          `yaml:"tool"`
+	Risk    any          `yaml:"risk"`
+	Command string       `yaml:"command"`
+	Text    string       `yaml:"text"`
+	GitPush *gitPushSpec `yaml:"git_push"`
 }
 
 // LoadRules reads and compiles a rules file. Errors are *RuleError (joined when
@@ -137,6 +138,7 @@ func (c *compiler) compile(i int, s ruleSpec) rule {
 	ru.Runtime = c.list(m+".runtime", s.Match.Runtime, nil, "")
 	ru.command = c.regexp(m+".command", s.Match.Command)
 	ru.text = c.regexp(m+".text", s.Match.Text)
+	ru.GitPush = c.gitPush(m+".git_push", s.Match.GitPush)
 	if s.Option != "" {
 		if OptionIDPattern.MatchString(s.Option) {
 			ru.pick = s.Option

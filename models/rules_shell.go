@@ -1,21 +1,36 @@
 package models
 
-// matchesCommand tests the rule's command pattern. For a shell tool the command
-// is parsed (once per evaluation: *sh caches it) and read as the shell reads it;
-// for any other tool the pattern is tested against the whole command.
+import "regexp"
+
+// matchesCommand tests the rule's command conditions: its command pattern and
+// its git_push. For a shell tool the command is parsed (once per evaluation:
+// *sh caches it) and read as the shell reads it; for any other tool the
+// pattern is tested against the whole command, while git_push still reads it
+// as a shell would (a push filed without tool Bash is still a push).
 func (ru *rule) matchesCommand(r *Request, sh **ShellLine) bool {
-	if ru.command == nil {
+	if ru.command == nil && ru.GitPush == nil {
 		return true
 	}
+	re := ru.command
 	if !ShellTool(r.Tool) {
-		return ru.command.MatchString(r.Command)
+		if re != nil && !re.MatchString(r.Command) {
+			return false
+		}
+		if ru.GitPush == nil {
+			return true
+		}
+		re = nil // tested whole, above
 	}
 	if *sh == nil {
 		l := ParseShell(r.Command)
 		*sh = &l
 	}
-	return ru.matchesShell(*sh, r.Command)
+	return ru.matchesShell(*sh, r.Command, re)
 }
+
+// restricts reports whether the rule only ever makes a request harder to
+// allow (deny, require), so that its conditions match on the safe side.
+func (ru *rule) restricts() bool { return ru.Action == RuleDeny || ru.Action == RuleRequire }
 
 // matchesShell is DESIGN.md's "Shell commands are matched as a shell reads
 // them". A deny matches when any simple command does (nested ones and what a
@@ -25,13 +40,19 @@ func (ru *rule) matchesCommand(r *Request, sh **ShellLine) bool {
 // must not escape a two-person rule for `git push origin main` (a departure
 // from DESIGN.md, which groups require with approve). Approve and hold match
 // only a line with nothing hidden in it whose every simple command matches.
-func (ru *rule) matchesShell(l *ShellLine, raw string) bool {
-	if ru.Action == RuleDeny || ru.Action == RuleRequire {
-		if ru.command.MatchString(raw) {
+// re is the command pattern to test (nil: none); a git_push condition must hold
+// for the same simple command as the pattern.
+func (ru *rule) matchesShell(l *ShellLine, raw string, re *regexp.Regexp) bool {
+	if ru.restricts() {
+		if ru.GitPush == nil && re.MatchString(raw) {
 			return true
 		}
+		if l.Err != "" && ru.GitPush != nil {
+			// No simple commands to read: the line as written, on the safe side.
+			return (re == nil || re.MatchString(raw)) && ru.GitPush.gitPushUnparsed(raw)
+		}
 		for _, c := range l.Commands {
-			if ru.command.MatchString(c.Text) {
+			if ru.matchesOne(c, re, true) {
 				return true
 			}
 		}
@@ -41,11 +62,17 @@ func (ru *rule) matchesShell(l *ShellLine, raw string) bool {
 		return false
 	}
 	for _, c := range l.Commands {
-		if !c.Static || c.Nested || !ru.command.MatchString(c.Text) {
+		if !c.Static || c.Nested || !ru.matchesOne(c, re, false) {
 			return false
 		}
 	}
 	return true
+}
+
+// matchesOne tests the command pattern re (nil: none) and git_push against one
+// simple command; restrict reads git_push on a restriction's safe side.
+func (ru *rule) matchesOne(c ShellCommand, re *regexp.Regexp, restrict bool) bool {
+	return (re == nil || re.MatchString(c.Text)) && ru.matchesGitPush(c, restrict)
 }
 
 // CommandMatch is one simple command of a shell request and the first rule
@@ -69,7 +96,7 @@ func (rs *Rules) TraceShell(r *Request) (l ShellLine, cmds []CommandMatch, ok bo
 		if rs != nil {
 			for i := range rs.rules {
 				ru := &rs.rules[i]
-				if ru.command != nil && ru.matches(r) && ru.command.MatchString(c.Text) {
+				if (ru.command != nil || ru.GitPush != nil) && ru.matches(r) && ru.matchesOne(c, ru.command, ru.restricts()) {
 					m.Rule, m.Line = ru.Name, ru.Line
 					break
 				}

@@ -27,13 +27,17 @@ type ShellCommand struct {
 	// Text is its words as the shell splits them, after quote removal, joined by
 	// single spaces, leading VAR=value assignments left out. A word whose value
 	// is known only when the line runs ($X, $(…), a glob) is kept as written.
-	Text   string
+	Text string
+	// Words are Text's words one by one, for matchers that read arguments
+	// (git_push); a word known only when the line runs is kept as written.
+	Words  []string
 	Static bool // every word is known before the line runs
 	Nested bool // inside a command or process substitution: runs for its output
 	// Wrapper, when set, is the program (sudo, sh -c, eval…) that might run
 	// this command: Text is read from that program's arguments, for deny only.
 	Wrapper string
 	Pos     string // line:column
+	dynamic []bool // dynamic[i]: Words[i] is known only when the line runs; nil when none is
 }
 
 // Safe reports whether approve, hold and require may consider the line at all:
@@ -140,7 +144,7 @@ func (w *walker) visit(n syntax.Node) bool {
 	case *syntax.DeclClause:
 		// export, declare, local, readonly, typeset change the shell itself.
 		w.hazard(n, "%s", n.Variant.Value)
-		w.add(n, []string{n.Variant.Value, w.source(n.Variant.End(), n.End())}, false)
+		w.add(n, []string{n.Variant.Value, w.source(n.Variant.End(), n.End())}, nil, false)
 	case *syntax.IfClause, *syntax.WhileClause, *syntax.ForClause, *syntax.CaseClause,
 		*syntax.ArithmCmd, *syntax.TestClause, *syntax.LetClause, *syntax.TimeClause,
 		*syntax.CoprocClause, *syntax.TestDecl:
@@ -169,12 +173,17 @@ func (w *walker) call(c *syntax.CallExpr) {
 		return
 	}
 	words := make([]string, len(c.Args))
+	var dyn []bool
 	static := true
 	for i, a := range c.Args {
 		text, ok := w.word(a)
 		words[i] = text
 		if !ok {
 			static = false
+			if dyn == nil {
+				dyn = make([]bool, len(c.Args))
+			}
+			dyn[i] = true
 			// A substitution is reported as such, with all inside it.
 			if !w.inSubst() && !slices.ContainsFunc(a.Parts, isSubst) {
 				w.hazard(a, "the word %s, known only when the line runs", text)
@@ -186,12 +195,12 @@ func (w *walker) call(c *syntax.CallExpr) {
 			w.hazard(c, "%s as the program: it runs another command the rules cannot see", prog)
 		}
 	}
-	w.add(c, words, static)
+	w.add(c, words, dyn, static)
 }
 
 // add records one simple command; for deny, it also records what a wrapper or
 // a shell would run (`sudo rm …`, `sh -c 'rm …'`, `eval 'rm …'`).
-func (w *walker) add(n syntax.Node, words []string, static bool) {
+func (w *walker) add(n syntax.Node, words []string, dyn []bool, static bool) {
 	nested := w.inSubst()
 	text := strings.Join(words, " ")
 	if w.depth > 0 {
@@ -203,8 +212,8 @@ func (w *walker) add(n syntax.Node, words []string, static bool) {
 		}
 		w.line.wrapped[text] = true
 	}
-	w.line.Commands = append(w.line.Commands, ShellCommand{Text: text, Static: static && w.depth == 0 && !nested,
-		Nested: nested, Wrapper: w.wrapper, Pos: w.pos(n)})
+	w.line.Commands = append(w.line.Commands, ShellCommand{Text: text, Words: words, Static: static && w.depth == 0 && !nested,
+		Nested: nested, Wrapper: w.wrapper, Pos: w.pos(n), dynamic: dyn})
 	prog := path.Base(words[0])
 	if !static || w.depth >= maxShellDepth || !wrappers[prog] {
 		return

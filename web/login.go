@@ -22,7 +22,7 @@ func (s *Server) loginLink(c echo.Context) error {
 	sess, cookie, err := s.store.UseLoginTicket(c.Request().Context(), ticket)
 	if err != nil {
 		if models.ErrorCode(err) == models.ECodeUnauthenticated {
-			return s.renderLoginPage(c, http.StatusUnauthorized, "This login link is unknown, used or expired. Log in with an operator token.")
+			return s.refuseLogin(c, "This login link is unknown, used or expired. Log in with an operator token.")
 		}
 		return err
 	}
@@ -39,7 +39,7 @@ func (s *Server) loginToken(c echo.Context) error {
 	sess, cookie, err := s.store.LoginWithToken(c.Request().Context(), c.FormValue("token"))
 	if err != nil {
 		if models.ErrorCode(err) == models.ECodeUnauthenticated {
-			return s.renderLoginPage(c, http.StatusUnauthorized, "That is not a live operator token.")
+			return s.refuseLogin(c, "That is not a live operator token.")
 		}
 		return err
 	}

@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -29,11 +30,12 @@ func loginFrom(t *testing.T, e *webtest.Env, forwardedFor, token string) int {
 	return res.StatusCode
 }
 
-// lockOut fails logins from one client until the limiter refuses it.
+// lockOut fails logins from one client, each with another wrong token, until
+// the limiter refuses it.
 func lockOut(t *testing.T, e *webtest.Env, forwardedFor string) {
 	t.Helper()
 	for i := range 50 {
-		switch st := loginFrom(t, e, forwardedFor, "gh_wrong"); st {
+		switch st := loginFrom(t, e, forwardedFor, fmt.Sprintf("gh_wrong_%s_%d", forwardedFor, i)); st {
 		case http.StatusUnauthorized:
 			continue
 		case http.StatusTooManyRequests:
@@ -51,19 +53,25 @@ func TestLoginLimiterBehindAProxy(t *testing.T) {
 			e := webtest.New(t, dialect, web.Config{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}})
 			op := e.Token(models.RoleOperator, "op")
 			lockOut(t, e, "203.0.113.7")
-			if st := loginFrom(t, e, "203.0.113.7", op); st != http.StatusTooManyRequests {
-				t.Fatalf("the locked-out client: %d, want 429", st)
+			if st := loginFrom(t, e, "203.0.113.7", "gh_another_wrong"); st != http.StatusTooManyRequests {
+				t.Fatalf("the locked-out client's next wrong token: %d, want 429", st)
 			}
-			if st := loginFrom(t, e, "203.0.113.8", op); st != http.StatusSeeOther {
-				t.Fatalf("another client behind the same proxy: %d, want 303", st)
+			if st := loginFrom(t, e, "203.0.113.8", "gh_yet_another_wrong"); st != http.StatusUnauthorized {
+				t.Fatalf("a wrong token from another client behind the same proxy: %d, want 401", st)
+			}
+			if st := loginFrom(t, e, "203.0.113.7", op); st != http.StatusSeeOther {
+				t.Fatalf("the right token from the locked-out client: %d, want 303", st)
 			}
 		})
 		t.Run("without it a forwarded header does not escape the limit", func(t *testing.T) {
 			e := webtest.New(t, dialect, web.Config{})
 			op := e.Token(models.RoleOperator, "op")
 			lockOut(t, e, "203.0.113.7")
-			if st := loginFrom(t, e, "198.51.100.1", op); st != http.StatusTooManyRequests {
+			if st := loginFrom(t, e, "198.51.100.1", "gh_another_wrong"); st != http.StatusTooManyRequests {
 				t.Fatalf("a client naming another address: %d, want 429", st)
+			}
+			if st := loginFrom(t, e, "198.51.100.1", op); st != http.StatusSeeOther {
+				t.Fatalf("the right token: %d, want 303", st)
 			}
 		})
 	})

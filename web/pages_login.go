@@ -5,50 +5,14 @@ import (
 	"net/http"
 	"net/netip"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/gatehousehq/gatehouse/views"
 	"github.com/labstack/echo/v4"
-	"golang.org/x/time/rate"
-)
-
-// Failed logins allowed per client address: a burst, then one per interval.
-const (
-	loginBurst    = 10
-	loginInterval = 6 * time.Second
-	maxLimiters   = 10000
 )
 
 const codeTooManyLogins = "too_many_logins"
-
-// loginLimiter counts failed logins per client address.
-type loginLimiter struct {
-	mu   sync.Mutex
-	byIP map[string]*rate.Limiter
-}
-
-func newLoginLimiter() *loginLimiter { return &loginLimiter{byIP: map[string]*rate.Limiter{}} }
-
-func (l *loginLimiter) get(ip string) *rate.Limiter {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	lim := l.byIP[ip]
-	if lim == nil {
-		if len(l.byIP) >= maxLimiters {
-			// Forget addresses that have nothing against them; their limiter is full.
-			for k, v := range l.byIP {
-				if v.Tokens() >= loginBurst {
-					delete(l.byIP, k)
-				}
-			}
-		}
-		lim = rate.NewLimiter(rate.Every(loginInterval), loginBurst)
-		l.byIP[ip] = lim
-	}
-	return lim
-}
 
 // clientIPExtractor finds the client a login counts against. Without trusted
 // proxies it is the socket's address: a client could name any address in a
@@ -69,28 +33,43 @@ func clientIPExtractor(trusted []netip.Prefix) echo.IPExtractor {
 
 func clientIP(c echo.Context) string { return c.RealIP() }
 
-// limitLogins refuses login attempts from an address with too many recent
-// failures, and counts a failure when the login answers 401.
+// limitLogins refuses, before the store is asked, a credential that has
+// failed too often: it was wrong each time, and a secret that is wrong stays
+// wrong. Everything else reaches the login handlers, which answer a wrong
+// credential with refuseLogin; a right one logs in whatever its address did.
 func (s *Server) limitLogins(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if c.Request().Method == http.MethodGet && c.QueryParam("token") == "" {
 			return next(c) // only showing the form
 		}
-		lim := s.pages.logins.get(clientIP(c))
-		if lim.Tokens() < 1 {
-			wait := time.Duration((1-lim.Tokens())*float64(loginInterval)) + time.Second
-			c.Response().Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())))
-			if wantsHTML(c) {
-				return s.renderLoginPage(c, http.StatusTooManyRequests, "Too many failed logins from your address. Try again in "+views.Span(wait)+".")
-			}
-			return models.Errorf(codeTooManyLogins, "too many failed logins; retry after %d seconds", int(wait.Seconds()))
+		if wait, over := s.pages.logins.creds.over(loginCredential(c)); over {
+			return s.tooManyLogins(c, wait)
 		}
-		err := next(c)
-		if c.Response().Status == http.StatusUnauthorized || models.ErrorCode(err) == models.ECodeUnauthenticated {
-			lim.Allow()
-		}
-		return err
+		return next(c)
 	}
+}
+
+// refuseLogin answers a login whose credential was wrong: 401 with msg, or 429
+// once the client's address or the credential itself has failed too often. The
+// failure counts against both.
+func (s *Server) refuseLogin(c echo.Context, msg string) error {
+	l, addr, cred := s.pages.logins, clientIP(c), loginCredential(c)
+	addrOK, credOK := l.addrs.fail(addr), l.creds.fail(cred)
+	if addrOK && credOK {
+		return s.renderLoginPage(c, http.StatusUnauthorized, msg)
+	}
+	a, _ := l.addrs.over(addr)
+	b, _ := l.creds.over(cred)
+	return s.tooManyLogins(c, max(a, b, time.Second))
+}
+
+// tooManyLogins is the 429 of a throttled login, as a page or as JSON.
+func (s *Server) tooManyLogins(c echo.Context, wait time.Duration) error {
+	c.Response().Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())))
+	if wantsHTML(c) {
+		return s.renderLoginPage(c, http.StatusTooManyRequests, "Too many failed logins. A right token still logs in; try another in "+views.Span(wait)+".")
+	}
+	return models.Errorf(codeTooManyLogins, "too many failed logins; a right token still logs in; retry a wrong one after %d seconds", int(wait.Seconds()))
 }
 
 // renderLoginPage is the login form, with what went wrong.

@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"fmt"
 	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"net/http"
 	"net/http/httptest"
@@ -88,20 +89,23 @@ func TestPageLogin(t *testing.T) {
 		}
 	})
 
-	t.Run("failed logins are rate limited per address", func(t *testing.T) {
+	t.Run("failed logins are rate limited per address, the right token never", func(t *testing.T) {
 		e := startPage(t, "sqlite")
 		b := e.browser()
 		for i := 0; i < 10; i++ {
-			if res := e.postForm(b, "/login", url.Values{"token": {"gh_wrong"}}, nil); res.StatusCode != http.StatusUnauthorized {
+			if res := e.postForm(b, "/login", url.Values{"token": {fmt.Sprint("gh_wrong_", i)}}, nil); res.StatusCode != http.StatusUnauthorized {
 				t.Fatalf("attempt %d = %d", i, res.StatusCode)
 			}
 		}
-		res := e.postForm(b, "/login", url.Values{"token": {e.opToken}}, nil)
+		res := e.postForm(b, "/login", url.Values{"token": {"gh_wrong_again"}}, nil)
 		if res.StatusCode != http.StatusTooManyRequests || res.Header.Get("Retry-After") == "" {
 			t.Fatalf("after 10 failures = %d (Retry-After %q)", res.StatusCode, res.Header.Get("Retry-After"))
 		}
 		if got := parse(t, res).Find(`[data-testid="login-error"]`).Text(); !strings.Contains(got, "Too many failed logins") {
 			t.Fatalf("error = %q", got)
+		}
+		if res := e.postForm(b, "/login", url.Values{"token": {e.opToken}}, nil); res.StatusCode != http.StatusSeeOther {
+			t.Fatalf("the operator's token after 10 failures = %d, want 303", res.StatusCode)
 		}
 	})
 
