@@ -1,13 +1,8 @@
 package models
 
 import (
-	"database/sql/driver"
-	"encoding/json"
-	"fmt"
 	"slices"
 	"time"
-
-	"gorm.io/gorm"
 )
 
 // NoteRequired is the one value Approvers.Note takes besides "".
@@ -37,42 +32,6 @@ type Vote struct {
 // both count on the same version.
 type Votes []Vote
 
-// Value implements driver.Valuer.
-func (v Votes) Value() (driver.Value, error) {
-	if v == nil {
-		return nil, nil
-	}
-	b, err := json.Marshal(v)
-	return string(b), err
-}
-
-// Scan implements sql.Scanner.
-func (v *Votes) Scan(src any) error { return scanJSON(src, v) }
-
-// Value implements driver.Valuer.
-func (a *Approvers) Value() (driver.Value, error) {
-	if a == nil {
-		return nil, nil
-	}
-	b, err := json.Marshal(a)
-	return string(b), err
-}
-
-// Scan implements sql.Scanner.
-func (a *Approvers) Scan(src any) error { return scanJSON(src, a) }
-
-func scanJSON(src, dst any) error {
-	switch s := src.(type) {
-	case nil:
-		return nil
-	case string:
-		return json.Unmarshal([]byte(s), dst)
-	case []byte:
-		return json.Unmarshal(s, dst)
-	}
-	return fmt.Errorf("cannot read %T as JSON", src)
-}
-
 // Validate checks a policy as a filer or a rule writes it; where names the
 // field in messages.
 func (a *Approvers) Validate(where string) error {
@@ -80,8 +39,8 @@ func (a *Approvers) Validate(where string) error {
 		return Errorf(ECodeInvalid, "%s.required must be 1 to %d", where, MaxRequired)
 	}
 	for i, g := range a.Groups {
-		if !namePattern.MatchString(g) {
-			return Errorf(ECodeInvalid, "%s.groups[%d] %q must match %s", where, i, g, namePattern)
+		if !NamePattern.MatchString(g) {
+			return Errorf(ECodeInvalid, "%s.groups[%d] %q must match %s", where, i, g, NamePattern)
 		}
 	}
 	if a.Note != "" && a.Note != NoteRequired {
@@ -90,9 +49,9 @@ func (a *Approvers) Validate(where string) error {
 	return nil
 }
 
-// stricter combines the rules' policy with the filer's: the filer may only ask
+// Stricter combines the rules' policy with the filer's: the filer may only ask
 // for more votes, narrower groups or a note, never less than the rule.
-func stricter(rule, filer *Approvers) (*Approvers, error) {
+func Stricter(rule, filer *Approvers) (*Approvers, error) {
 	if filer == nil {
 		return rule, nil
 	}
@@ -114,10 +73,10 @@ func stricter(rule, filer *Approvers) (*Approvers, error) {
 	return out, nil
 }
 
-// mayVote says why voter may not vote on r ("" when it may): the checks of
+// MayVote says why voter may not vote on r ("" when it may): the checks of
 // DESIGN.md "Who may approve", in the order a voter should hear them. The
 // page uses it to disable buttons with the reason.
-func (r *Request) mayVote(voter Principal) *Error {
+func (r *Request) MayVote(voter Principal) *Error {
 	a := r.Approvers
 	if a == nil {
 		return nil
@@ -138,50 +97,20 @@ func (r *Request) mayVote(voter Principal) *Error {
 	return nil
 }
 
-// WhyNotVote is mayVote for callers outside the package: the reason in words,
+// WhyNotVote is MayVote: the reason in words,
 // "" when voter may vote.
 func (r *Request) WhyNotVote(voter Principal) string {
-	if e := r.mayVote(voter); e != nil {
+	if e := r.MayVote(voter); e != nil {
 		return e.Detail
 	}
 	return ""
 }
 
 // VotesFor counts the votes for one option.
-func (r *Request) VotesFor(option string) int { return countFor(r.Votes, option) }
+func (r *Request) VotesFor(option string) int { return CountVotes(r.Votes, option) }
 
-// vote records d as a vote on r (open, at the version d saw, d.Voter eligible)
-// in tx. A deny vote, or the required-th vote for one option, resolves r;
-// otherwise r stays open at a higher version. Either way the update is
-// conditional on r's version, so of two votes on one version only one counts.
-func (s *Store) vote(tx *gorm.DB, r *Request, d Decision) error {
-	now := s.now()
-	votes := append(slices.Clone(r.Votes), Vote{By: d.By, Decision: d.Option, Note: d.Note, At: now})
-	detail := map[string]any{"decision": d.Option, "votes": countFor(votes, d.Option), "required": r.Approvers.Required}
-	if d.Note != nil {
-		detail["note"] = *d.Note
-	}
-	o, _ := r.Option(d.Option)
-	if o.Effect == EffectDeny || countFor(votes, d.Option) >= r.Approvers.Required {
-		if err := s.audit(tx, r, "vote", d.By, d.Via, detail); err != nil {
-			return err
-		}
-		r.Votes = votes
-		return s.resolve(tx, r, d, "decide")
-	}
-	res := tx.Model(&Request{}).Where("id = ? AND version = ? AND status = ?", r.ID, r.Version, StatusOpen).
-		Updates(map[string]any{"version": r.Version + 1, "votes": Votes(votes), "updated_at": now})
-	if res.Error != nil {
-		return res.Error
-	}
-	if res.RowsAffected == 0 {
-		return s.lostRace(tx, r.ID)
-	}
-	r.Version, r.Votes, r.UpdatedAt = r.Version+1, votes, now
-	return s.audit(tx, r, "vote", d.By, d.Via, detail)
-}
-
-func countFor(votes []Vote, option string) int {
+// CountVotes counts the votes for one option.
+func CountVotes(votes []Vote, option string) int {
 	n := 0
 	for _, v := range votes {
 		if v.Decision == option {

@@ -105,9 +105,9 @@ func contentTexts(title, summary, detail string, options []Option) error {
 	return checkTexts(fields...)
 }
 
-// validate checks what a decider sends besides the option: the lengths and the
+// Validate checks what a decider sends besides the option: the lengths and the
 // text of answer and note (both may hold newlines and tabs).
-func (d Decision) validate() error {
+func (d Decision) Validate() error {
 	if d.Answer != nil {
 		if len(*d.Answer) > MaxAnswer {
 			return Errorf(ECodeInvalid, "answer is longer than %d bytes", MaxAnswer)

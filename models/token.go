@@ -6,6 +6,8 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"time"
+
+	"github.com/gatehousehq/gatehouse/internal/lazyregexp"
 )
 
 // Roles.
@@ -94,3 +96,7 @@ type LoginTicket struct {
 	ExpiresAt time.Time
 	UsedAt    *time.Time
 }
+
+// NamePattern is what a group or an operator's name may look like, so policies
+// and labels stay readable and unambiguous.
+var NamePattern = lazyregexp.New(`^[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$`)

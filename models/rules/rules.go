@@ -1,4 +1,4 @@
-package models
+package rules
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/gatehousehq/gatehouse/models"
 )
 
 // Rule actions.
@@ -15,11 +17,6 @@ const (
 	RuleHold    = "hold"
 	RuleRequire = "require" // decides nothing: gives the request the rule's approval policy
 )
-
-// ViaRule is the decided_via of a decision a rule took; ViaRuleWindow that of a
-// hold's `then` applied when its window ended.
-func ViaRule(name string) string       { return "rule:" + name }
-func ViaRuleWindow(name string) string { return "rule:" + name + " (window)" }
 
 // Rules is one parsed, compiled rules file. It is immutable once parsed, so
 // evaluation needs no lock; a reload builds a new Rules and swaps it in whole.
@@ -45,7 +42,7 @@ type Rule struct {
 	Window  time.Duration
 	Then    string // hold only: approve, deny or an option id
 	// Approvers is a require rule's policy.
-	Approvers *Approvers
+	Approvers *models.Approvers
 }
 
 // rule is a Rule compiled for evaluation.
@@ -68,7 +65,7 @@ type Verdict struct {
 	Deferred string        // why a rule that matched still left the request to the operator
 	// Approvers is a require rule's policy: the request goes to the operators,
 	// who must meet it.
-	Approvers *Approvers
+	Approvers *models.Approvers
 }
 
 // Len is the number of rules.
@@ -109,7 +106,7 @@ func (rs *Rules) List() []Rule {
 // otherwise it does not allocate unless a matching rule has to defer (the
 // reason is formatted then). A rule never invents scope: it picks only an
 // option r offers.
-func (rs *Rules) Evaluate(r *Request) Verdict {
+func (rs *Rules) Evaluate(r *models.Request) Verdict {
 	if rs == nil {
 		return Verdict{}
 	}
@@ -140,7 +137,7 @@ func (rs *Rules) Evaluate(r *Request) Verdict {
 }
 
 // matches tests everything but the command (matchesCommand).
-func (ru *rule) matches(r *Request) bool {
+func (ru *rule) matches(r *models.Request) bool {
 	if len(ru.Kind) > 0 && !slices.Contains(ru.Kind, r.Kind) {
 		return false
 	}
@@ -161,16 +158,16 @@ func (ru *rule) matches(r *Request) bool {
 
 // matchesRuntime: `runtime` names the request's runtime_id, or the name of the
 // runtime token that filed it (created_by "runtime:NAME").
-func (ru *rule) matchesRuntime(r *Request) bool {
+func (ru *rule) matchesRuntime(r *models.Request) bool {
 	if r.RuntimeID != nil && slices.Contains(ru.Runtime, *r.RuntimeID) {
 		return true
 	}
-	name, ok := strings.CutPrefix(r.CreatedBy, RoleRuntime+":")
+	name, ok := strings.CutPrefix(r.CreatedBy, models.RoleRuntime+":")
 	return ok && slices.Contains(ru.Runtime, name)
 }
 
 // choose picks the option the rule decides, or says why it cannot.
-func (ru *rule) choose(r *Request) (string, string) {
+func (ru *rule) choose(r *models.Request) (string, string) {
 	if ru.pick != "" {
 		o, ok := r.Option(ru.pick)
 		if !ok {
@@ -190,20 +187,6 @@ func (ru *rule) choose(r *Request) (string, string) {
 }
 
 func quote(s string) string { return `"` + s + `"` }
-
-// RuleDecided reports whether a rule took r's decision, which rule, and whether
-// it was a hold's `then` at the end of its window (for "approved by rule NAME").
-func (r *Request) RuleDecided() (name string, window bool, ok bool) {
-	if r.DecidedVia == nil {
-		return "", false, false
-	}
-	name, ok = strings.CutPrefix(*r.DecidedVia, "rule:")
-	if !ok {
-		return "", false, false
-	}
-	name, window = strings.CutSuffix(name, " (window)")
-	return name, window, true
-}
 
 // Describe says in one line what a rule does, for the page and the CLI:
 // `tool Bash, command /^git status/ → approve`.
@@ -240,7 +223,7 @@ func (ru Rule) Describe() string {
 		if len(a.Groups) > 0 {
 			then += " from " + strings.Join(a.Groups, " or ")
 		}
-		if a.Note == NoteRequired {
+		if a.Note == models.NoteRequired {
 			then += ", note required"
 		}
 	}

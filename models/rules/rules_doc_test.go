@@ -1,4 +1,4 @@
-package models_test
+package rules_test
 
 import (
 	"os"
@@ -9,7 +9,7 @@ import (
 // TestRulesDocExamples loads the example rules file from docs/rules.md and
 // checks every verdict its table states, so the doc cannot drift from the code.
 func TestRulesDocExamples(t *testing.T) {
-	doc, err := os.ReadFile("../docs/rules.md")
+	doc, err := os.ReadFile("../../docs/rules.md")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package models
+package rules
 
 import (
 	"crypto/sha256"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/gatehousehq/gatehouse/internal/lazyregexp"
 	"github.com/gatehousehq/gatehouse/internal/yamlfile"
+	"github.com/gatehousehq/gatehouse/models"
 )
 
 // RuleError is one problem in a rules file, at the line and column it starts.
@@ -131,17 +132,17 @@ func (c *compiler) compile(i int, s ruleSpec) rule {
 		c.fail(at+".name", "rule name %q must match %s", s.Name, ruleNamePattern)
 	}
 	m := at + ".match"
-	ru.Kind = c.list(m+".kind", s.Match.Kind, kinds, "a kind of request")
-	ru.Risk = c.list(m+".risk", s.Match.Risk, risks, "low, medium or high")
+	ru.Kind = c.list(m+".kind", s.Match.Kind, models.Kinds, "a kind of request")
+	ru.Risk = c.list(m+".risk", s.Match.Risk, models.Risks, "low, medium or high")
 	ru.Tool = c.list(m+".tool", s.Match.Tool, nil, "")
 	ru.Runtime = c.list(m+".runtime", s.Match.Runtime, nil, "")
 	ru.command = c.regexp(m+".command", s.Match.Command)
 	ru.text = c.regexp(m+".text", s.Match.Text)
 	if s.Option != "" {
-		if OptionIDPattern.MatchString(s.Option) {
+		if models.OptionIDPattern.MatchString(s.Option) {
 			ru.pick = s.Option
 		} else {
-			c.fail(at+".option", "option %q is not an option id (%s)", s.Option, OptionIDPattern)
+			c.fail(at+".option", "option %q is not an option id (%s)", s.Option, models.OptionIDPattern)
 		}
 	}
 	switch s.Action {
@@ -175,12 +176,12 @@ func (c *compiler) require(at string, s ruleSpec, ru *rule) {
 		c.fail(at, "rule %q requires but has no approvers (e.g. approvers: {groups: [release], required: 2})", s.Name)
 		return
 	}
-	a := &Approvers{Groups: c.list(at+".approvers.groups", s.Approvers.Groups, nil, ""), Required: s.Approvers.Required, Note: s.Approvers.Note}
+	a := &models.Approvers{Groups: c.list(at+".approvers.groups", s.Approvers.Groups, nil, ""), Required: s.Approvers.Required, Note: s.Approvers.Note}
 	if a.Required == 0 {
 		a.Required = 1
 	}
 	if err := a.Validate("approvers"); err != nil {
-		c.fail(at+".approvers", "%s", ErrorDetail(err))
+		c.fail(at+".approvers", "%s", models.ErrorDetail(err))
 		return
 	}
 	ru.Approvers = a
@@ -201,7 +202,7 @@ func (c *compiler) hold(at string, s ruleSpec, ru *rule) {
 		ru.effect = effectOf(s.Then)
 	case s.Option != "":
 		c.fail(at+".then", "then names option %q and option names %q: name one", s.Then, s.Option)
-	case OptionIDPattern.MatchString(s.Then):
+	case models.OptionIDPattern.MatchString(s.Then):
 		ru.pick = s.Then
 	default:
 		c.fail(at+".then", "then %q is not approve, deny or an option id", s.Then)
@@ -210,9 +211,9 @@ func (c *compiler) hold(at string, s ruleSpec, ru *rule) {
 
 func effectOf(action string) string {
 	if action == RuleApprove {
-		return EffectAllow
+		return models.EffectAllow
 	}
-	return EffectDeny
+	return models.EffectDeny
 }
 
 // list reads a string or a list of strings; allowed, when set, is the set of

@@ -1,9 +1,11 @@
-package models
+package rules
+
+import "github.com/gatehousehq/gatehouse/models"
 
 // matchesCommand tests the rule's command pattern. For a shell tool the command
 // is parsed (once per evaluation: *sh caches it) and read as the shell reads it;
 // for any other tool the pattern is tested against the whole command.
-func (ru *rule) matchesCommand(r *Request, sh **ShellLine) bool {
+func (ru *rule) matchesCommand(r *models.Request, sh **ShellLine) bool {
 	if ru.command == nil {
 		return true
 	}
@@ -59,7 +61,7 @@ type CommandMatch struct {
 // TraceShell parses a shell request's command and names, for each simple
 // command, the first rule whose other fields match r and whose command pattern
 // matches that command. ok is false when r's tool is not a shell.
-func (rs *Rules) TraceShell(r *Request) (l ShellLine, cmds []CommandMatch, ok bool) {
+func (rs *Rules) TraceShell(r *models.Request) (l ShellLine, cmds []CommandMatch, ok bool) {
 	if !ShellTool(r.Tool) {
 		return ShellLine{}, nil, false
 	}

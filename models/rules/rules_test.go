@@ -1,4 +1,4 @@
-package models_test
+package rules_test
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/rules"
 )
 
 const sampleRules = `rules:
@@ -41,9 +42,9 @@ const sampleRules = `rules:
     then: once
 `
 
-func mustRules(t testing.TB, src string) *models.Rules {
+func mustRules(t testing.TB, src string) *rules.Rules {
 	t.Helper()
-	rs, err := models.ParseRules("rules.yaml", []byte(src))
+	rs, err := rules.ParseRules("rules.yaml", []byte(src))
 	if err != nil {
 		t.Fatalf("parse: %v", err)
 	}
@@ -63,32 +64,32 @@ func TestRulesEvaluate(t *testing.T) {
 	cases := []struct {
 		name   string
 		r      *models.Request
-		want   models.Verdict
+		want   rules.Verdict
 		reason string // a substring of Deferred
 	}{
-		{"nothing matches: the operator decides", req(func(r *models.Request) { r.Tool, r.Command = "Bash", "rm -rf /" }), models.Verdict{}, ""},
+		{"nothing matches: the operator decides", req(func(r *models.Request) { r.Tool, r.Command = "Bash", "rm -rf /" }), rules.Verdict{}, ""},
 		{"deny by command", req(func(r *models.Request) { r.Tool, r.Command = "Bash", "git push origin main --force" }),
-			models.Verdict{Rule: "deny-force-push", Line: 2, Action: "deny", Option: "deny", Effect: "deny"}, ""},
+			rules.Verdict{Rule: "deny-force-push", Line: 2, Action: "deny", Option: "deny", Effect: "deny"}, ""},
 		{"first match wins", req(func(r *models.Request) { r.Tool, r.Command, r.Risk = "Bash", "git status", "high" }),
-			models.Verdict{Rule: "approve-git-read", Line: 7, Action: "approve", Option: "once", Effect: "allow"}, ""},
-		{"tool must match exactly", req(func(r *models.Request) { r.Tool, r.Command = "bash", "git status" }), models.Verdict{}, ""},
+			rules.Verdict{Rule: "approve-git-read", Line: 7, Action: "approve", Option: "once", Effect: "allow"}, ""},
+		{"tool must match exactly", req(func(r *models.Request) { r.Tool, r.Command = "bash", "git status" }), rules.Verdict{}, ""},
 		{"text matches the summary", req(func(r *models.Request) {
 			r.Summary = "Please RUN THE TESTS"
 			r.Options = append(allowDeny(), models.Option{ID: "always", Label: "Always", Effect: "allow"})
-		}), models.Verdict{Rule: "always-for-tests", Line: 12, Action: "approve", Option: "always", Effect: "allow"}, ""},
+		}), rules.Verdict{Rule: "always-for-tests", Line: 12, Action: "approve", Option: "always", Effect: "allow"}, ""},
 		{"named option not offered: defers", req(func(r *models.Request) { r.Title = "run the tests" }),
-			models.Verdict{Rule: "always-for-tests", Line: 12}, `does not offer option "always"`},
+			rules.Verdict{Rule: "always-for-tests", Line: 12}, `does not offer option "always"`},
 		{"hold picks then", req(func(r *models.Request) { r.Risk = "high" }),
-			models.Verdict{Rule: "hold-deploys", Line: 17, Action: "hold", Option: "deny", Effect: "deny", Window: 2 * time.Minute}, ""},
-		{"kind list", req(func(r *models.Request) { r.Kind, r.Risk = "question", "high" }), models.Verdict{}, ""},
+			rules.Verdict{Rule: "hold-deploys", Line: 17, Action: "hold", Option: "deny", Effect: "deny", Window: 2 * time.Minute}, ""},
+		{"kind list", req(func(r *models.Request) { r.Kind, r.Risk = "question", "high" }), rules.Verdict{}, ""},
 		{"runtime by filer name", req(func(r *models.Request) { r.CreatedBy = "runtime:ci" }),
-			models.Verdict{Rule: "ci-runtime", Line: 24, Action: "hold", Option: "once", Effect: "allow", Window: 30 * time.Second}, ""},
+			rules.Verdict{Rule: "ci-runtime", Line: 24, Action: "hold", Option: "once", Effect: "allow", Window: 30 * time.Second}, ""},
 		{"runtime by runtime id", req(func(r *models.Request) { r.RuntimeID = ptr("ci") }),
-			models.Verdict{Rule: "ci-runtime", Line: 24, Action: "hold", Option: "once", Effect: "allow", Window: 30 * time.Second}, ""},
+			rules.Verdict{Rule: "ci-runtime", Line: 24, Action: "hold", Option: "once", Effect: "allow", Window: 30 * time.Second}, ""},
 		{"no deny option: defers", req(func(r *models.Request) {
 			r.Tool, r.Command = "Bash", "git push --force"
 			r.Options = []models.Option{{ID: "once", Label: "Allow", Effect: "allow"}}
-		}), models.Verdict{Rule: "deny-force-push", Line: 2}, "no option with effect deny"},
+		}), rules.Verdict{Rule: "deny-force-push", Line: 2}, "no option with effect deny"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -115,12 +116,12 @@ func TestRulesEvaluate(t *testing.T) {
 	t.Run("empty files match nothing", func(t *testing.T) {
 		for _, src := range []string{"", "# no rules yet\n", "rules: []\n", "rules:\n"} {
 			rs := mustRules(t, src)
-			if rs.Len() != 0 || rs.Evaluate(req(nil)) != (models.Verdict{}) {
+			if rs.Len() != 0 || rs.Evaluate(req(nil)) != (rules.Verdict{}) {
 				t.Fatalf("%q: %d rules", src, rs.Len())
 			}
 		}
-		var none *models.Rules
-		if none.Evaluate(req(nil)) != (models.Verdict{}) {
+		var none *rules.Rules
+		if none.Evaluate(req(nil)) != (rules.Verdict{}) {
 			t.Fatal("nil rules matched")
 		}
 	})
@@ -163,8 +164,8 @@ func TestRulesErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := models.ParseRules("rules.yaml", []byte(c.src))
-			var re *models.RuleError
+			_, err := rules.ParseRules("rules.yaml", []byte(c.src))
+			var re *rules.RuleError
 			if !errors.As(err, &re) {
 				t.Fatalf("err %v (%T), want a RuleError", err, err)
 			}
@@ -179,7 +180,7 @@ func TestRulesErrors(t *testing.T) {
 	}
 
 	t.Run("every problem is reported", func(t *testing.T) {
-		_, err := models.ParseRules("r.yaml", []byte("rules:\n  - name: a\n    action: allow\n  - name: b\n    action: nope\n"))
+		_, err := rules.ParseRules("r.yaml", []byte("rules:\n  - name: a\n    action: allow\n  - name: b\n    action: nope\n"))
 		if err == nil || strings.Count(err.Error(), "\n") != 1 {
 			t.Fatalf("want two errors: %v", err)
 		}

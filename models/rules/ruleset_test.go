@@ -1,16 +1,17 @@
-package models_test
+package rules_test
 
 import (
 	"context"
 	"errors"
-	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"os"
 	"path/filepath"
 	"sync"
 	"syscall"
 	"testing"
 
-	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/internal/testkit"
+
+	"github.com/gatehousehq/gatehouse/models/rules"
 	"go.uber.org/goleak"
 )
 
@@ -33,16 +34,16 @@ func TestRuleSetReload(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "rules.yaml")
 	write(t, path, denyAll)
-	first, err := models.LoadRules(path)
+	first, err := rules.LoadRules(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	set := models.NewRuleSet(first)
+	set := rules.NewRuleSet(first)
 
 	t.Run("a broken file keeps the rules in force", func(t *testing.T) {
 		write(t, path, "rules:\n  - name: x\n    action: maybe\n")
 		_, err := set.Reload(path)
-		var re *models.RuleError
+		var re *rules.RuleError
 		if !errors.As(err, &re) || re.Line != 3 || re.Column != 13 {
 			t.Fatalf("err %v", err)
 		}
@@ -101,7 +102,7 @@ func TestRuleSetReload(t *testing.T) {
 }
 
 type reload struct {
-	rules *models.Rules
+	rules *rules.Rules
 	err   error
 }
 
@@ -110,17 +111,17 @@ func TestWatchRules(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "rules.yaml")
 	write(t, path, denyAll)
-	first, err := models.LoadRules(path)
+	first, err := rules.LoadRules(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	set := models.NewRuleSet(first)
+	set := rules.NewRuleSet(first)
 	hup := make(chan os.Signal, 1)
 	reloads := make(chan reload, 16)
 	wctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- models.WatchRules(wctx, path, set, hup, func(rs *models.Rules, err error) { reloads <- reload{rs, err} })
+		done <- rules.WatchRules(wctx, path, set, hup, func(rs *rules.Rules, err error) { reloads <- reload{rs, err} })
 	}()
 	defer func() {
 		cancel()
@@ -149,7 +150,7 @@ func TestWatchRules(t *testing.T) {
 		before := set.Current()
 		write(t, path, "rules:\n  - name: x\n    match:\n      command: '('\n    action: deny\n")
 		got := recv(t, reloads)
-		var re *models.RuleError
+		var re *rules.RuleError
 		if !errors.As(got.err, &re) || re.Line != 4 || re.Column != 16 {
 			t.Fatalf("err %v", got.err)
 		}

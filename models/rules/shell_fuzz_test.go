@@ -1,4 +1,4 @@
-package models_test
+package rules_test
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/rules"
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/interp"
 	"mvdan.cc/sh/v3/syntax"
@@ -40,9 +40,9 @@ func FuzzShellRule(f *testing.F) {
 	}
 	rs := mustRules(f, anyRules)
 	f.Fuzz(func(t *testing.T, line string) {
-		l := models.ParseShell(line)
+		l := rules.ParseShell(line)
 		v := rs.Evaluate(shellReq(line))
-		if v.Action != models.RuleApprove {
+		if v.Action != rules.RuleApprove {
 			return
 		}
 		if !l.Safe() {

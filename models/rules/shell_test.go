@@ -1,10 +1,11 @@
-package models_test
+package rules_test
 
 import (
 	"strings"
 	"testing"
 
 	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/rules"
 )
 
 // gitReadRules is the README's example, written the way people write it: a
@@ -190,8 +191,8 @@ func TestShellRules(t *testing.T) {
 	t.Run("ordinary lines are still approved", func(t *testing.T) {
 		for _, c := range ordinary {
 			t.Run(c.name, func(t *testing.T) {
-				if v := read.Evaluate(shellReq(c.cmd)); v.Action != models.RuleApprove || v.Rule != c.rule {
-					l := models.ParseShell(c.cmd)
+				if v := read.Evaluate(shellReq(c.cmd)); v.Action != rules.RuleApprove || v.Rule != c.rule {
+					l := rules.ParseShell(c.cmd)
 					t.Errorf("%q: %+v, want approve by %s (parsed: %+v)", c.cmd, v, c.rule, l)
 				}
 			})
@@ -210,13 +211,13 @@ func TestShellRules(t *testing.T) {
 	t.Run("a tool that is not a shell keeps the pattern over the whole command", func(t *testing.T) {
 		rs := mustRules(t, "rules:\n  - name: read-src\n    match: {tool: Read, command: '^/src/'}\n    action: approve\n")
 		r := req(func(r *models.Request) { r.Tool, r.Command = "Read", "/src/a.go; rm -rf ~" })
-		if v := rs.Evaluate(r); v.Action != models.RuleApprove {
+		if v := rs.Evaluate(r); v.Action != rules.RuleApprove {
 			t.Fatalf("%+v", v)
 		}
 	})
 	t.Run("tool shell is a shell too", func(t *testing.T) {
 		r := req(func(r *models.Request) { r.Tool, r.Command = "shell", "git status; rm -rf ~" })
-		if v := read.Evaluate(r); v.Action != models.RuleDeny {
+		if v := read.Evaluate(r); v.Action != rules.RuleDeny {
 			t.Fatalf("%+v", v)
 		}
 	})
@@ -232,16 +233,16 @@ func TestShellRules(t *testing.T) {
 			if len(line) > models.MaxCommand {
 				t.Fatalf("%d bytes: over the limit", len(line))
 			}
-			if v := read.Evaluate(shellReq(line)); v.Action == models.RuleApprove {
+			if v := read.Evaluate(shellReq(line)); v.Action == rules.RuleApprove {
 				t.Fatalf("approved: %.40q…", line)
 			}
 		}
-		if l := models.ParseShell(strings.Repeat("a && ", 5000) + "b"); len(l.Commands) != 5001 || !l.Safe() {
+		if l := rules.ParseShell(strings.Repeat("a && ", 5000) + "b"); len(l.Commands) != 5001 || !l.Safe() {
 			t.Fatalf("%d commands", len(l.Commands))
 		}
 	})
 	t.Run("the simple commands are read as the shell splits them", func(t *testing.T) {
-		l := models.ParseShell(`FOO=1 'git'  log "--format=%h %s" | head -1 && echo $(date)`)
+		l := rules.ParseShell(`FOO=1 'git'  log "--format=%h %s" | head -1 && echo $(date)`)
 		var got []string
 		for _, c := range l.Commands {
 			got = append(got, c.Text)

@@ -8,19 +8,6 @@ import (
 	"gorm.io/gorm"
 )
 
-// Decision is what an operator (or a rule, or expiry) decides.
-type Decision struct {
-	Version int    // the version the decider saw
-	Option  string // an offered option id; "" only for a free-text answer
-	Answer  *string
-	Note    *string
-	By      string // "operator:name", "rule:NAME", "system"
-	Via     string // api, page, expiry, rule:NAME
-	// Voter is the operator deciding; a request with an approval policy counts
-	// it as a vote. Nil for the rules and expiry, which no policy binds.
-	Voter *Principal
-}
-
 // Decide records a decision, checking status, expiry, the offered option and
 // the version. Errors: ECodeNotFound; ECodeAlreadyDecided, ECodeNotOpen,
 // ECodeVersionConflict (with Current); ECodeExpired; ECodeNotOffered;

@@ -32,7 +32,7 @@ func (s *Store) CreatePending(ctx context.Context, p Principal, n NewGrant) (*Gr
 	}
 	nr := n.approvalRequest()
 	nr.PendingID = &n.PendingID
-	nr.rows = func(tx *gorm.DB, r *Request) error {
+	rows := func(tx *gorm.DB, r *Request) error {
 		g.RequestID, g.CreatedAt, g.ExpiresAt = r.ID, r.CreatedAt, r.ExpiresAt
 		if err := tx.Create(g).Error; err != nil {
 			return err
@@ -41,7 +41,7 @@ func (s *Store) CreatePending(ctx context.Context, p Principal, n NewGrant) (*Gr
 			"pending_id": g.PendingID, "digest": g.Digest, "sandbox": g.Sandbox, "policy": g.Policy, "middleware": g.Middleware,
 		})
 	}
-	r, _, err := s.CreateRequest(ctx, p, nr, "")
+	r, _, err := s.createRequest(ctx, p, nr, "", rows)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -28,7 +28,7 @@ func loadRequest(tx *gorm.DB, id string) (*Request, error) {
 		&r.ID, &r.Kind, &r.Status, &r.Version, &r.Title, &r.Summary, &r.Detail, &r.Risk, &r.Tool, &r.Command, serialized{&r.Options}, &r.AllowAnswer,
 		&r.DefaultOption, &r.Decision, &r.Answer, &r.Note, &r.Source, serialized{&r.SourceRef}, &r.RuntimeID, &r.PendingID, &r.OwnerID, &r.IdempotencyKey,
 		&r.CreatedBy, &r.CreatedAt, &r.UpdatedAt, &r.ExpiresAt, &r.ResolvedAt, &r.DecidedBy, &r.DecidedVia, &r.ActuationState, &r.Attempts,
-		&r.HoldRule, &r.HoldUntil, &r.HoldThen, &r.HoldEffect, &r.Sealed, &r.EditedAt, &r.DecidedDigest, &r.Approvers, &r.Votes, &r.FiledFor)
+		&r.HoldRule, &r.HoldUntil, &r.HoldThen, &r.HoldEffect, &r.Sealed, &r.EditedAt, &r.DecidedDigest, serialized{&r.Approvers}, serialized{&r.Votes}, &r.FiledFor)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, gorm.ErrRecordNotFound
 	}
@@ -55,11 +55,19 @@ func insertRequest(tx *gorm.DB, r *Request) error {
 	if err != nil {
 		return err
 	}
+	approvers, err := jsonValue(r.Approvers)
+	if err != nil {
+		return err
+	}
+	votes, err := jsonValue(r.Votes)
+	if err != nil {
+		return err
+	}
 	_, err = hotExec(tx, "INSERT INTO requests ("+requestColumns+") VALUES ("+requestPlaceholders+")",
 		r.ID, r.Kind, r.Status, r.Version, r.Title, r.Summary, r.Detail, r.Risk, r.Tool, r.Command, options, r.AllowAnswer,
 		r.DefaultOption, r.Decision, r.Answer, r.Note, r.Source, sourceRef, r.RuntimeID, r.PendingID, r.OwnerID, r.IdempotencyKey,
 		r.CreatedBy, r.CreatedAt, r.UpdatedAt, r.ExpiresAt, r.ResolvedAt, r.DecidedBy, r.DecidedVia, r.ActuationState, r.Attempts,
-		r.HoldRule, r.HoldUntil, r.HoldThen, r.HoldEffect, r.Sealed, r.EditedAt, r.DecidedDigest, r.Approvers, r.Votes, r.FiledFor)
+		r.HoldRule, r.HoldUntil, r.HoldThen, r.HoldEffect, r.Sealed, r.EditedAt, r.DecidedDigest, approvers, votes, r.FiledFor)
 	return err
 }
 
@@ -93,4 +101,16 @@ func (s serialized) Scan(src any) error {
 		}
 	}
 	return scanJSON(src, s.dst)
+}
+
+func scanJSON(src, dst any) error {
+	switch s := src.(type) {
+	case nil:
+		return nil
+	case string:
+		return json.Unmarshal([]byte(s), dst)
+	case []byte:
+		return json.Unmarshal(s, dst)
+	}
+	return fmt.Errorf("cannot read %T as JSON", src)
 }

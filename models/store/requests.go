@@ -20,6 +20,12 @@ import (
 // announced like any decision, after the filing's own announcement), and the
 // decided record is returned.
 func (s *Store) CreateRequest(ctx context.Context, p Principal, n NewRequest, idemKey string) (r *Request, created bool, err error) {
+	return s.createRequest(ctx, p, n, idemKey, nil)
+}
+
+// createRequest is CreateRequest that also runs rows, when set, in the
+// request's own transaction (a pending grant writes its row so).
+func (s *Store) createRequest(ctx context.Context, p Principal, n NewRequest, idemKey string, rows func(tx *gorm.DB, r *Request) error) (r *Request, created bool, err error) {
 	if err := n.Normalize(); err != nil {
 		return nil, false, err
 	}
@@ -73,8 +79,8 @@ func (s *Store) CreateRequest(ctx context.Context, p Principal, n NewRequest, id
 		if err := s.audit(tx, r, "create", p.Label(), ViaAPI, nil); err != nil {
 			return err
 		}
-		if n.rows != nil {
-			if err := n.rows(tx, r); err != nil {
+		if rows != nil {
+			if err := rows(tx, r); err != nil {
 				return err
 			}
 		}

@@ -24,9 +24,6 @@ type NewToken struct {
 	For    string   // agents and runtimes only: the operator they act for
 }
 
-// namePattern is what a group or an operator's name may look like, so policies
-// and labels stay readable and unambiguous.
-var namePattern = lazyregexp.New(`^[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$`)
 
 func (n *NewToken) validate() error {
 	if !ValidRole(n.Role) {
@@ -39,16 +36,16 @@ func (n *NewToken) validate() error {
 		return Errorf(ECodeInvalid, "only operator tokens have groups")
 	}
 	for _, g := range n.Groups {
-		if !namePattern.MatchString(g) {
-			return Errorf(ECodeInvalid, "group %q must match %s", g, namePattern)
+		if !models.NamePattern.MatchString(g) {
+			return Errorf(ECodeInvalid, "group %q must match %s", g, models.NamePattern)
 		}
 	}
 	if n.For != "" {
 		if n.Role == RoleOperator {
 			return Errorf(ECodeInvalid, "--for names the person an agent or runtime token acts for; an operator acts for itself")
 		}
-		if !namePattern.MatchString(n.For) {
-			return Errorf(ECodeInvalid, "for %q must match %s", n.For, namePattern)
+		if !models.NamePattern.MatchString(n.For) {
+			return Errorf(ECodeInvalid, "for %q must match %s", n.For, models.NamePattern)
 		}
 	}
 	return nil

@@ -1,0 +1,42 @@
+package store
+
+import (
+	"slices"
+
+	"gorm.io/gorm"
+)
+
+// vote records d as a vote on r (open, at the version d saw, d.Voter eligible)
+// in tx. A deny vote, or the required-th vote for one option, resolves r;
+// otherwise r stays open at a higher version. Either way the update is
+// conditional on r's version, so of two votes on one version only one counts.
+func (s *Store) vote(tx *gorm.DB, r *Request, d Decision) error {
+	now := s.now()
+	votes := append(slices.Clone(r.Votes), Vote{By: d.By, Decision: d.Option, Note: d.Note, At: now})
+	detail := map[string]any{"decision": d.Option, "votes": models.CountVotes(votes, d.Option), "required": r.Approvers.Required}
+	if d.Note != nil {
+		detail["note"] = *d.Note
+	}
+	o, _ := r.Option(d.Option)
+	if o.Effect == EffectDeny || models.CountVotes(votes, d.Option) >= r.Approvers.Required {
+		if err := s.audit(tx, r, "vote", d.By, d.Via, detail); err != nil {
+			return err
+		}
+		r.Votes = votes
+		return s.resolve(tx, r, d, "decide")
+	}
+	text, err := jsonValue(votes)
+	if err != nil {
+		return err
+	}
+	res := tx.Model(&Request{}).Where("id = ? AND version = ? AND status = ?", r.ID, r.Version, StatusOpen).
+		Updates(map[string]any{"version": r.Version + 1, "votes": text, "updated_at": now})
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected == 0 {
+		return s.lostRace(tx, r.ID)
+	}
+	r.Version, r.Votes, r.UpdatedAt = r.Version+1, votes, now
+	return s.audit(tx, r, "vote", d.By, d.Via, detail)
+}
