@@ -19,8 +19,8 @@ import (
 	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/client"
 	"github.com/gatehousehq/gatehouse/gate"
-	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 	"github.com/gatehousehq/gatehouse/web"
 )
 
@@ -75,7 +75,7 @@ func (u *upstream) Hits() []hit {
 // gatehouse is a real Gatehouse server with the pending-grant routes wired.
 type gatehouse struct {
 	srv      *httptest.Server
-	store    *models.Store
+	store    *store.Store
 	runtime  string // the gate's token
 	operator string
 	agent    string        // the agent's own token: it is on the same machine
@@ -84,8 +84,8 @@ type gatehouse struct {
 
 func newGatehouse(t *testing.T, dialect string) *gatehouse {
 	t.Helper()
-	store, changes := modelstest.Store(t, dialect)
-	g := &gatehouse{store: store, srv: httptest.NewUnstartedServer(nil), parked: make(chan struct{}, 1024)}
+	st, changes := storetest.Store(t, dialect)
+	g := &gatehouse{store: st, srv: httptest.NewUnstartedServer(nil), parked: make(chan struct{}, 1024)}
 	parked := func() {
 		select {
 		case g.parked <- struct{}{}:
@@ -93,7 +93,7 @@ func newGatehouse(t *testing.T, dialect string) *gatehouse {
 		}
 	}
 	s, err := web.New(web.Config{BaseURL: "http://" + g.srv.Listener.Addr().String(), OnWaitStart: parked},
-		web.Deps{Store: store, Watcher: changes, DB: store.DB, Grants: store})
+		web.Deps{Store: st, Watcher: changes, DB: st.DB, Grants: st})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func newGatehouse(t *testing.T, dialect string) *gatehouse {
 	g.srv.Start()
 	t.Cleanup(func() { s.Close(); g.srv.Close() })
 	for role, dst := range map[string]*string{"runtime": &g.runtime, "operator": &g.operator, "agent": &g.agent} {
-		_, secret, err := store.CreateToken(context.Background(), role, role+"-1")
+		_, secret, err := st.CreateToken(context.Background(), role, role+"-1")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,7 +11,7 @@ const NoteRequired = "required"
 // MaxRequired bounds how many votes a policy may ask for.
 const MaxRequired = 20
 
-// Approvers is a request's approval policy (DESIGN.md "Who may approve"): who
+// Approvers is a request's approval policy: who
 // may vote, how many matching votes resolve it, whether a vote needs a note.
 type Approvers struct {
 	Groups   []string `json:"groups"`
@@ -73,9 +73,10 @@ func Stricter(rule, filer *Approvers) (*Approvers, error) {
 	return out, nil
 }
 
-// MayVote says why voter may not vote on r ("" when it may): the checks of
-// DESIGN.md "Who may approve", in the order a voter should hear them. The
-// page uses it to disable buttons with the reason.
+// MayVote says why voter may not vote on r (nil when it may): only operators
+// vote, only from the policy's groups, never the person the request was filed
+// for, and once each; checked in the order a voter should hear them. The page
+// uses it to disable buttons with the reason.
 func (r *Request) MayVote(voter Principal) *Error {
 	a := r.Approvers
 	if a == nil {

@@ -43,6 +43,15 @@ func (ch Change) Encoded(enc func(*Request) []byte) []byte {
 	return ch.memo.b
 }
 
+// Shared returns ch ready to fan out: every copy of it then shares one memo,
+// so Encoded runs once for all of them.
+func (ch Change) Shared() Change {
+	if ch.memo == nil {
+		ch.memo = &memo{}
+	}
+	return ch
+}
+
 // ActionActuation is the action of a change to a request's forwarding state.
 const ActionActuation = "actuation"
 

@@ -55,14 +55,15 @@ func (d *Device) MayVoteOn(r *Request) bool {
 // Live reports whether pushes still go to the device.
 func (d *Device) Live() bool { return d.RetiredAt == nil }
 
-var apnsToken = lazyregexp.New(`^[0-9a-f]{32,200}$`)
+// APNsToken is what an APNs device token looks like, lower-cased.
+var APNsToken = lazyregexp.New(`^[0-9a-f]{32,200}$`)
 
 // NormalizeDevice validates what an operator registers and lower-cases an APNs token.
 func NormalizeDevice(d *Device) error {
 	switch d.Kind {
 	case DeviceAPNs:
 		d.Token = strings.ToLower(strings.TrimSpace(d.Token))
-		if !apnsToken.MatchString(d.Token) {
+		if !APNsToken.MatchString(d.Token) {
 			return Errorf(ECodeInvalid, "token must be the APNs device token in hex (32 to 200 digits)")
 		}
 		d.P256dh, d.Auth = "", ""

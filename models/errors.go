@@ -25,7 +25,7 @@ const (
 	// ECodeSealed refuses an edit of a sealed request.
 	ECodeSealed = "sealed"
 
-	// Refusals of a vote under an approval policy (DESIGN.md "Who may approve").
+	// Refusals of a vote under an approval policy.
 	ECodeNotApprover  = "not_an_approver"
 	ECodeSelfApproval = "self_approval"
 	ECodeAlreadyVoted = "already_voted"

@@ -11,7 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/store"
 )
 
 // runToken creates, lists and revokes tokens directly in the database, so it
@@ -33,7 +33,7 @@ func runToken(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	if err != nil {
 		return 2
 	}
-	store, closeDB, err := openStore(*database, *create)
+	st, closeDB, err := openStore(*database, *create)
 	if err != nil {
 		fmt.Fprintln(stderr, "gatehouse:", err)
 		return 1
@@ -41,14 +41,14 @@ func runToken(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	defer closeDB()
 	switch sub {
 	case "create":
-		_, secret, err := store.CreateNamedToken(ctx, models.NewToken{Role: *role, Name: *name, Groups: splitList(*groups), For: *forName})
+		_, secret, err := st.CreateNamedToken(ctx, store.NewToken{Role: *role, Name: *name, Groups: splitList(*groups), For: *forName})
 		if err != nil {
 			fmt.Fprintln(stderr, "gatehouse:", err)
 			return 1
 		}
 		fmt.Fprintln(stdout, secret)
 	case "list":
-		ts, err := store.ListTokens(ctx)
+		ts, err := st.ListTokens(ctx)
 		if err != nil {
 			fmt.Fprintln(stderr, "gatehouse:", err)
 			return 1
@@ -68,7 +68,7 @@ func runToken(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 			fmt.Fprintln(stderr, "usage: gatehouse token revoke ID|NAME")
 			return 2
 		}
-		n, err := store.RevokeToken(ctx, positional[0])
+		n, err := st.RevokeToken(ctx, positional[0])
 		if err != nil {
 			fmt.Fprintln(stderr, "gatehouse:", err)
 			return 1

@@ -19,13 +19,11 @@ func (ru *rule) matchesCommand(r *models.Request, sh **ShellLine) bool {
 	return ru.matchesShell(*sh, r.Command)
 }
 
-// matchesShell is DESIGN.md's "Shell commands are matched as a shell reads
-// them". A deny matches when any simple command does (nested ones and what a
+// matchesShell matches a shell command as a shell reads it. A deny matches when any simple command does (nested ones and what a
 // wrapper such as sudo or `sh -c` would run included), or the line as written
 // does (a pattern spanning a pipe, a line that does not parse). Require is a
 // restriction too, so it matches as deny does: `cd repo && git push origin main`
-// must not escape a two-person rule for `git push origin main` (a departure
-// from DESIGN.md, which groups require with approve). Approve and hold match
+// must not escape a two-person rule for `git push origin main`. Approve and hold match
 // only a line with nothing hidden in it whose every simple command matches.
 func (ru *rule) matchesShell(l *ShellLine, raw string) bool {
 	if ru.Action == RuleDeny || ru.Action == RuleRequire {

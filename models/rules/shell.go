@@ -408,7 +408,7 @@ func union(a, b map[string]bool) map[string]bool {
 // riskyVariable: environment variables that change which program runs, what it
 // loads or what it reads as configuration. A prefix assignment to one of them
 // never passes an approve, hold or require rule (other assignments are left out
-// of the matched text, as DESIGN.md says).
+// of the matched text).
 func riskyVariable(name string) bool {
 	n := strings.ToUpper(name)
 	if riskyNames[n] {

@@ -22,7 +22,7 @@ const gitReadRules = `rules:
     action: approve
 `
 
-// gitExactRules anchors both ends, as DESIGN.md's example does.
+// gitExactRules anchors both ends, as a rule that means one exact command must.
 const gitExactRules = `rules:
   - name: git-exact
     match: {tool: Bash, command: '^git (status|log|show)$'}

@@ -46,7 +46,7 @@ func (v Verdict) Rehold(next, was *models.Request, now time.Time) string {
 }
 
 // EvaluateEdit judges a request whose text or options changed after filing
-// (PATCH). An edit can never lead to approve (DESIGN.md "Rules"): the filer
+// (PATCH). An edit can never lead to approve: the filer
 // could otherwise reword its request into an approve rule. A verdict that
 // would allow with no person involved — approve, or a hold whose window ends
 // in anything but a deny — becomes "go to the operator"; a deny, or a hold

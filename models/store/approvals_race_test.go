@@ -1,4 +1,4 @@
-package models_test
+package store_test
 
 import (
 	"context"
@@ -7,15 +7,16 @@ import (
 	"time"
 
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 )
 
 // replicas opens two stores on one database, as two serve processes would.
-func replicas(t *testing.T, dialect string) (*models.Store, *models.Store) {
+func replicas(t *testing.T, dialect string) (*store.Store, *store.Store) {
 	t.Helper()
-	url := modelstest.URL(t, dialect)
-	open := func() *models.Store {
-		return models.NewStore(modelstest.Migrated(t, url), models.NewChanges())
+	url := storetest.URL(t, dialect)
+	open := func() *store.Store {
+		return store.NewStore(storetest.Migrated(t, url), store.NewChanges())
 	}
 	return open(), open()
 }
@@ -28,14 +29,14 @@ type voteResult struct {
 
 // race casts two votes at the same instant, one on each replica, and returns
 // both results.
-func race(t *testing.T, a, b *models.Store, id string, version int, va, vb models.Principal) [2]voteResult {
+func race(t *testing.T, a, b *store.Store, id string, version int, va, vb models.Principal) [2]voteResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	start := make(chan struct{})
 	out := make(chan voteResult, 2)
 	for _, c := range []struct {
-		s *models.Store
+		s *store.Store
 		p models.Principal
 	}{{a, va}, {b, vb}} {
 		go func() {
@@ -60,7 +61,7 @@ func race(t *testing.T, a, b *models.Store, id string, version int, va, vb model
 // TestVotesAcrossReplicas: two operators vote at the same instant on two
 // replicas; exactly one vote counts per version, and the count is exact.
 func TestVotesAcrossReplicas(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
+	storetest.Each(t, func(t *testing.T, dialect string) {
 		s1, s2 := replicas(t, dialect)
 		alice, bob, carol := voter(t, s1, "alice", "release"), voter(t, s1, "bob", "release"), voter(t, s1, "carol", "release")
 		filer := agent(t, s1, "filer")

@@ -1,24 +1,25 @@
-package models_test
+package store_test
 
 import (
 	"testing"
 	"time"
 
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 )
 
 // voter makes a named operator token and returns the principal it speaks as.
-func voter(t *testing.T, s *models.Store, name string, groups ...string) models.Principal {
+func voter(t *testing.T, s *store.Store, name string, groups ...string) models.Principal {
 	t.Helper()
-	tok, _, err := s.CreateNamedToken(ctx, models.NewToken{Role: models.RoleOperator, Name: name, Groups: groups})
+	tok, _, err := s.CreateNamedToken(ctx, store.NewToken{Role: models.RoleOperator, Name: name, Groups: groups})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return tok.Principal()
 }
 
-func voteAs(s *models.Store, p models.Principal, r *models.Request, version int, option, note string) (*models.Request, error) {
+func voteAs(s *store.Store, p models.Principal, r *models.Request, version int, option, note string) (*models.Request, error) {
 	d := models.Decision{Version: version, Option: option, By: p.Label(), Via: models.ViaAPI, Voter: &p}
 	if note != "" {
 		d.Note = &note
@@ -27,13 +28,13 @@ func voteAs(s *models.Store, p models.Principal, r *models.Request, version int,
 }
 
 func TestApprovals(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
-		s, _ := modelstest.Store(t, dialect)
+	storetest.Each(t, func(t *testing.T, dialect string) {
+		s, _ := storetest.Store(t, dialect)
 		alice := voter(t, s, "alice", "release")
 		bob := voter(t, s, "bob", "release", "sre")
 		carol := voter(t, s, "carol", "sre")
 		dave := voter(t, s, "dave", "release")
-		tok, _, err := s.CreateNamedToken(ctx, models.NewToken{Role: models.RoleAgent, Name: "alices-agent", For: "alice"})
+		tok, _, err := s.CreateNamedToken(ctx, store.NewToken{Role: models.RoleAgent, Name: "alices-agent", For: "alice"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,8 +164,8 @@ func TestApprovals(t *testing.T) {
 }
 
 func TestApprovalsAtExpiry(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
-		s, _ := modelstest.Store(t, dialect)
+	storetest.Each(t, func(t *testing.T, dialect string) {
+		s, _ := storetest.Store(t, dialect)
 		now := time.Now().UTC()
 		s.Now = func() time.Time { return now }
 		filer := agent(t, s, "filer")

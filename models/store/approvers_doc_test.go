@@ -1,4 +1,4 @@
-package models_test
+package store_test
 
 import (
 	"errors"
@@ -8,13 +8,15 @@ import (
 	"testing"
 
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/rules"
+	"github.com/gatehousehq/gatehouse/models/store"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 )
 
 // docApproverRules is the example rules file of docs/approvers.md.
 func docApproverRules(t *testing.T) (string, string) {
 	t.Helper()
-	doc, err := os.ReadFile("../docs/approvers.md")
+	doc, err := os.ReadFile("../../docs/approvers.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,11 +58,11 @@ func TestApproversDocExample(t *testing.T) {
 				t.Fatalf("%+v, the doc says %s", v, what)
 			case strings.Contains(what, "2 release votes"):
 				a := v.Approvers
-				if v.Action != models.RuleRequire || a == nil || a.Required != 2 || !slices.Equal(a.Groups, []string{"release"}) ||
+				if v.Action != rules.RuleRequire || a == nil || a.Required != 2 || !slices.Equal(a.Groups, []string{"release"}) ||
 					(a.Note == models.NoteRequired) != strings.Contains(what, "note") {
 					t.Fatalf("%+v %+v, the doc says %s", v, a, what)
 				}
-			case v.Action != models.RuleApprove:
+			case v.Action != rules.RuleApprove:
 				t.Fatalf("%+v, the doc says %s", v, what)
 			}
 		})
@@ -69,12 +71,12 @@ func TestApproversDocExample(t *testing.T) {
 		t.Fatalf("only %d rows in the doc's table", rows)
 	}
 
-	modelstest.Each(t, func(t *testing.T, dialect string) {
-		s, _ := modelstest.Store(t, dialect)
-		s.Rules = models.NewRuleSet(rs)
+	storetest.Each(t, func(t *testing.T, dialect string) {
+		s, _ := storetest.Store(t, dialect)
+		s.Rules = rules.NewRuleSet(rs)
 		bob := voter(t, s, "bob", "release")
 		dave := voter(t, s, "dave", "release")
-		tok, _, err := s.CreateNamedToken(ctx, models.NewToken{Role: models.RoleAgent, Name: "alices-agent", For: "alice"})
+		tok, _, err := s.CreateNamedToken(ctx, store.NewToken{Role: models.RoleAgent, Name: "alices-agent", For: "alice"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -152,8 +154,8 @@ func TestRequireRuleErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := models.ParseRules("rules.yaml", []byte(c.src))
-			var re *models.RuleError
+			_, err := rules.ParseRules("rules.yaml", []byte(c.src))
+			var re *rules.RuleError
 			if !errors.As(err, &re) {
 				t.Fatalf("err %v (%T), want a RuleError", err, err)
 			}
@@ -162,4 +164,20 @@ func TestRequireRuleErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// splitRow reads a doc table row | `command` | verdict |.
+func splitRow(line string) (cmd, verdict string, ok bool) {
+	line = strings.TrimPrefix(line, "| `")
+	cmd, rest, ok := strings.Cut(line, "` | ")
+	if !ok {
+		return "", "", false
+	}
+	cmd = strings.NewReplacer(`\|`, "|", `\n`, "\n").Replace(cmd)
+	return cmd, strings.TrimSuffix(strings.TrimSpace(rest), " |"), true
+}
+
+// shellReq is a permission request to run cmd in Bash.
+func shellReq(cmd string) *models.Request {
+	return &models.Request{Kind: "permission", Risk: "medium", Title: "Run a command", Options: allowDeny(), CreatedBy: "agent:a1", Tool: "Bash", Command: cmd}
 }

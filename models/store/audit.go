@@ -1,10 +1,11 @@
-package models
+package store
 
 import (
 	"context"
 	"encoding/json"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/models"
 	"gorm.io/gorm"
 )
 
@@ -27,7 +28,7 @@ type Audit struct {
 
 // audit appends one entry to the chain inside tx, the transaction making the
 // change it records.
-func (s *Store) audit(tx *gorm.DB, r *Request, action, actor, via string, detail map[string]any) error {
+func (s *Store) audit(tx *gorm.DB, r *models.Request, action, actor, via string, detail map[string]any) error {
 	d := ""
 	if len(detail) > 0 {
 		b, err := json.Marshal(detail)
@@ -41,11 +42,11 @@ func (s *Store) audit(tx *gorm.DB, r *Request, action, actor, via string, detail
 
 // AppendAudit records an event that changes no record (a forward attempt, a push).
 func (s *Store) AppendAudit(ctx context.Context, requestID string, version int, action, actor, via string, detail map[string]any) error {
-	r := &Request{ID: requestID, Version: version}
+	r := &models.Request{ID: requestID, Version: version}
 	// Through transact, so it shares a group commit with the writes around it.
 	return s.transact(s.DB.WithContext(ctx), func(tx *gorm.DB) error {
 		return s.audit(tx, r, action, actor, via, detail)
-	}, func() (*Request, string) { return nil, "" })
+	}, func() (*models.Request, string) { return nil, "" })
 }
 
 // AuditTrail returns the trail of one request, oldest first.

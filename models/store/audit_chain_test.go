@@ -1,4 +1,4 @@
-package models_test
+package store_test
 
 import (
 	"crypto/ed25519"
@@ -6,25 +6,27 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/internal/testkit"
+
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 )
 
 // chained returns a store whose chain holds n entries (n creates).
-func chained(t *testing.T, dialect string, n int) *models.Store {
+func chained(t *testing.T, dialect string, n int) *store.Store {
 	t.Helper()
-	s, _ := modelstest.Store(t, dialect)
+	s, _ := storetest.Store(t, dialect)
 	addEntries(t, s, n)
 	return s
 }
 
-func addEntries(t *testing.T, s *models.Store, n int) {
+func addEntries(t *testing.T, s *store.Store, n int) {
 	t.Helper()
 	p := models.Principal{ID: "tok_a", Role: models.RoleAgent, Name: "a"}
 	for i := 0; i < n; i++ {
@@ -34,10 +36,10 @@ func addEntries(t *testing.T, s *models.Store, n int) {
 
 // brokenAt verifies s and returns the seq the chain is reported broken at
 // (0 when it verifies).
-func brokenAt(t *testing.T, s *models.Store, head *models.SignedHead) uint64 {
+func brokenAt(t *testing.T, s *store.Store, head *store.SignedHead) uint64 {
 	t.Helper()
 	_, err := s.VerifyAudit(ctx, head)
-	var ce *models.ChainError
+	var ce *store.ChainError
 	if errors.As(err, &ce) {
 		t.Logf("caught: %v", ce)
 		return ce.Seq
@@ -48,16 +50,16 @@ func brokenAt(t *testing.T, s *models.Store, head *models.SignedHead) uint64 {
 	return 0
 }
 
-func exec(t *testing.T, s *models.Store, q string, args ...any) {
+func exec(t *testing.T, s *store.Store, q string, args ...any) {
 	t.Helper()
 	if err := s.DB.Exec(q, args...).Error; err != nil {
 		t.Fatalf("%s: %v", q, err)
 	}
 }
 
-func row(t *testing.T, s *models.Store, seq uint64) models.Audit {
+func row(t *testing.T, s *store.Store, seq uint64) store.Audit {
 	t.Helper()
-	var a models.Audit
+	var a store.Audit
 	if err := s.DB.Where("seq = ?", seq).Take(&a).Error; err != nil {
 		t.Fatal(err)
 	}
@@ -66,17 +68,17 @@ func row(t *testing.T, s *models.Store, seq uint64) models.Audit {
 
 // rechain recomputes every hash from seq on and moves the recorded head, as
 // someone with write access to the database (and no signing key) can.
-func rechain(t *testing.T, s *models.Store, from uint64) {
+func rechain(t *testing.T, s *store.Store, from uint64) {
 	t.Helper()
-	prev := models.ZeroHash
+	prev := store.ZeroHash
 	if from > 1 {
 		prev = row(t, s, from-1).Hash
 	}
-	var rows []models.Audit
+	var rows []store.Audit
 	if err := s.DB.Where("seq >= ?", from).Order("seq").Find(&rows).Error; err != nil {
 		t.Fatal(err)
 	}
-	var last models.AuditEntry
+	var last store.AuditEntry
 	for _, a := range rows {
 		a.PrevHash = prev
 		h, err := a.Entry().ComputeHash()
@@ -91,9 +93,9 @@ func rechain(t *testing.T, s *models.Store, from uint64) {
 }
 
 func TestAuditChain(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
+	storetest.Each(t, func(t *testing.T, dialect string) {
 		t.Run("every change links one entry: seq from 1, prev_hash the entry before", func(t *testing.T) {
-			s, _ := modelstest.Store(t, dialect)
+			s, _ := storetest.Store(t, dialect)
 			owner := agent(t, s, "a")
 			r := file(t, s, owner, models.NewRequest{Kind: models.KindPermission})
 			if _, err := s.Decide(ctx, r.ID, models.Decision{Version: r.Version, Option: "once", By: "operator:o", Via: models.ViaAPI}); err != nil {
@@ -106,7 +108,7 @@ func TestAuditChain(t *testing.T) {
 			if err != nil || len(rows) != 3 {
 				t.Fatalf("%d entries %v, want 3", len(rows), err)
 			}
-			prev := models.ZeroHash
+			prev := store.ZeroHash
 			for i, a := range rows {
 				e := a.Entry()
 				if e.Seq != uint64(i+1) || e.PrevHash != prev || len(e.Hash) != 64 || !strings.HasSuffix(e.At, "Z") || len(e.At) != len("2006-01-02T15:04:05.000000Z") {
@@ -125,15 +127,15 @@ func TestAuditChain(t *testing.T) {
 		})
 
 		t.Run("an edit's entry holds each changed field before and after", func(t *testing.T) {
-			s, _ := modelstest.Store(t, dialect)
+			s, _ := storetest.Store(t, dialect)
 			owner := agent(t, s, "a")
 			r := file(t, s, owner, models.NewRequest{Kind: models.KindPermission, Title: "Run rm -rf build", Unsealed: true})
 			title := "Status update: green"
-			if _, err := s.PatchRequest(ctx, r.ID, owner, models.Patch{Title: &title}); err != nil {
+			if _, err := s.PatchRequest(ctx, r.ID, owner, store.Patch{Title: &title}); err != nil {
 				testkit.Skipf(t, "this request cannot be edited here: %v", err)
 			}
 			trail, _ := s.AuditTrail(ctx, r.ID)
-			var edit *models.Audit
+			var edit *store.Audit
 			for i := range trail {
 				if trail[i].Action == "edit" {
 					edit = &trail[i]
@@ -188,7 +190,7 @@ func TestAuditChain(t *testing.T) {
 		t.Run("an entry appended by hand is named", func(t *testing.T) {
 			s := chained(t, dialect, 5)
 			last := row(t, s, 5)
-			forged := models.Audit{Seq: 6, RequestID: last.RequestID, Version: 2, Action: "decide", Actor: "operator:o",
+			forged := store.Audit{Seq: 6, RequestID: last.RequestID, Version: 2, Action: "decide", Actor: "operator:o",
 				Via: "api", Detail: `{"decision":"once"}`, CreatedAt: last.CreatedAt, PrevHash: last.Hash, Hash: strings.Repeat("f", 64)}
 			if err := s.DB.Create(&forged).Error; err != nil {
 				t.Fatal(err)
@@ -247,7 +249,7 @@ func TestAuditChain(t *testing.T) {
 			if got := brokenAt(t, s, saved); got != 5 {
 				t.Fatalf("with the saved head: broken at %d, want 5", got)
 			}
-			if got := brokenAt(t, s, &models.SignedHead{Seq: 7, Hash: row(t, s, 7).Hash, At: row(t, s, 7).Entry().At}); got != 0 {
+			if got := brokenAt(t, s, &store.SignedHead{Seq: 7, Hash: row(t, s, 7).Hash, At: row(t, s, 7).Entry().At}); got != 0 {
 				t.Fatalf("a head of the rewritten chain itself: broken at %d", got)
 			}
 		})
@@ -266,25 +268,25 @@ func TestAuditChain(t *testing.T) {
 				t.Fatalf("with the server key: %v", err)
 			}
 			other, _, _ := ed25519.GenerateKey(rand.Reader)
-			if err := h.Verify(other); !errors.Is(err, models.ErrHeadSignature) {
+			if err := h.Verify(other); !errors.Is(err, store.ErrHeadSignature) {
 				t.Fatalf("with another key: %v", err)
 			}
 			moved := *h
 			moved.Seq++
-			if err := moved.Verify(k.Public); !errors.Is(err, models.ErrHeadSignature) {
+			if err := moved.Verify(k.Public); !errors.Is(err, store.ErrHeadSignature) {
 				t.Fatalf("a head moved on: %v", err)
 			}
 		})
 
 		t.Run("two replicas appending at once keep one chain", func(t *testing.T) {
-			url := modelstest.URL(t, dialect)
-			replicas := make([]*models.Store, 2)
+			url := storetest.URL(t, dialect)
+			replicas := make([]*store.Store, 2)
 			for i := range replicas {
-				db := modelstest.Open(t, url)
-				if err := models.MigrateLocked(db); err != nil {
+				db := storetest.Open(t, url)
+				if err := store.MigrateLocked(db); err != nil {
 					t.Fatal(err)
 				}
-				replicas[i] = models.NewStore(db, nil)
+				replicas[i] = store.NewStore(db, nil)
 			}
 			const writers, each = 8, 25
 			p := models.Principal{ID: "tok_a", Role: models.RoleAgent, Name: "a"}
@@ -321,7 +323,7 @@ func TestAuditChain(t *testing.T) {
 		})
 
 		t.Run("old rows are chained once at migration and verify", func(t *testing.T) {
-			db := modelstest.Open(t, modelstest.URL(t, dialect))
+			db := storetest.Open(t, storetest.URL(t, dialect))
 			if err := db.AutoMigrate(&legacyAudit{}); err != nil {
 				t.Fatal(err)
 			}
@@ -331,13 +333,13 @@ func TestAuditChain(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if err := models.Migrate(db); err != nil {
+			if err := store.Migrate(db); err != nil {
 				t.Fatalf("migrate: %v", err)
 			}
-			if err := models.Migrate(db); err != nil {
+			if err := store.Migrate(db); err != nil {
 				t.Fatalf("migrate again: %v", err)
 			}
-			s := models.NewStore(db, nil)
+			s := store.NewStore(db, nil)
 			v, err := s.VerifyAudit(ctx, nil)
 			if err != nil || v.N != 4 {
 				t.Fatalf("verify after migration: %+v %v", v, err)

@@ -1,13 +1,15 @@
-package models
+package store
 
 import (
 	"bytes"
 	"encoding/json"
+
+	"github.com/gatehousehq/gatehouse/models"
 )
 
 // editDetail is an edit's audit detail: each field that changed, before and
 // after, so the trail shows what the operator was shown before the edit.
-func editDetail(was, now *Request) map[string]any {
+func editDetail(was, now *models.Request) map[string]any {
 	d := map[string]any{}
 	add := func(name string, before, after any) {
 		// Compared as JSON, the form the entry keeps (no options and [] are alike).

@@ -1,4 +1,4 @@
-package models
+package store
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 
 	"github.com/gatehousehq/gatehouse/api"
+	"github.com/gatehousehq/gatehouse/models"
 )
 
 // SignedHead is the chain's newest link signed by the server's key, as
@@ -33,7 +34,7 @@ func (s *Store) PublicKey(ctx context.Context, id string) (ed25519.PublicKey, er
 	var k ServerKey
 	if err := s.DB.WithContext(ctx).Where("id = ?", id).Take(&k).Error; err != nil {
 		if notFound(err) {
-			return nil, Errorf(ECodeNotFound, "no server key %s in the database", id)
+			return nil, models.Errorf(models.ECodeNotFound, "no server key %s in the database", id)
 		}
 		return nil, err
 	}

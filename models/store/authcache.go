@@ -1,4 +1,4 @@
-package models
+package store
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/gatehousehq/gatehouse/models"
 	"gorm.io/gorm"
 )
 
@@ -33,8 +34,8 @@ type authCache struct {
 
 	mu       sync.Mutex
 	gen      uint64 // raised by each drop
-	tokens   map[string]cached[Token]
-	sessions map[string]cached[Session]
+	tokens   map[string]cached[models.Token]
+	sessions map[string]cached[models.Session]
 }
 
 type cached[T any] struct {
@@ -43,7 +44,7 @@ type cached[T any] struct {
 }
 
 func newAuthCache(epoch func(ctx context.Context) (int64, error)) *authCache {
-	return &authCache{epoch: epoch, tokens: map[string]cached[Token]{}, sessions: map[string]cached[Session]{}}
+	return &authCache{epoch: epoch, tokens: map[string]cached[models.Token]{}, sessions: map[string]cached[models.Session]{}}
 }
 
 // look is where a lookup starts: the generation and epoch an entry must match.
@@ -67,21 +68,21 @@ func (c *authCache) begin(ctx context.Context) (look, error) {
 	return l, nil
 }
 
-func (c *authCache) token(hash string, l look) (Token, bool) {
+func (c *authCache) token(hash string, l look) (models.Token, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.tokens[hash]
 	return e.v, ok && e.epoch == l.epoch
 }
 
-func (c *authCache) session(hash string, l look) (Session, bool) {
+func (c *authCache) session(hash string, l look) (models.Session, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.sessions[hash]
 	return e.v, ok && e.epoch == l.epoch
 }
 
-func (c *authCache) putToken(hash string, t Token, l look) {
+func (c *authCache) putToken(hash string, t models.Token, l look) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.gen != l.gen {
@@ -90,10 +91,10 @@ func (c *authCache) putToken(hash string, t Token, l look) {
 	if len(c.tokens) >= maxCached {
 		clear(c.tokens)
 	}
-	c.tokens[hash] = cached[Token]{t, l.epoch}
+	c.tokens[hash] = cached[models.Token]{t, l.epoch}
 }
 
-func (c *authCache) putSession(hash string, s Session, l look) {
+func (c *authCache) putSession(hash string, s models.Session, l look) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.gen != l.gen {
@@ -102,7 +103,7 @@ func (c *authCache) putSession(hash string, s Session, l look) {
 	if len(c.sessions) >= maxCached {
 		clear(c.sessions)
 	}
-	c.sessions[hash] = cached[Session]{s, l.epoch}
+	c.sessions[hash] = cached[models.Session]{s, l.epoch}
 }
 
 // drop forgets every entry.

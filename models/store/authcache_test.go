@@ -1,10 +1,11 @@
-package models_test
+package store_test
 
 import (
 	"testing"
 
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 )
 
 func refused(t *testing.T, err error, what string) {
@@ -18,13 +19,13 @@ func refused(t *testing.T, err error, what string) {
 // when another process (the token CLI: its own store, announcing nothing)
 // revokes it in the same SQLite file.
 func TestAuthCacheSQLite(t *testing.T) {
-	url := modelstest.URL(t, "sqlite")
-	open := func() *models.Store {
-		db, err := models.OpenDB(url)
+	url := storetest.URL(t, "sqlite")
+	open := func() *store.Store {
+		db, err := store.OpenDB(url)
 		if err != nil {
 			t.Fatal(err)
 		}
-		read, err := models.OpenReadDB(url)
+		read, err := store.OpenReadDB(url)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -36,10 +37,10 @@ func TestAuthCacheSQLite(t *testing.T) {
 				s.Close()
 			}
 		})
-		if err := models.Migrate(db); err != nil {
+		if err := store.Migrate(db); err != nil {
 			t.Fatal(err)
 		}
-		s := models.NewStore(db, models.NewChanges())
+		s := store.NewStore(db, store.NewChanges())
 		s.Read = read
 		return s
 	}
@@ -129,19 +130,19 @@ func TestAuthCacheSQLite(t *testing.T) {
 // soon as the revocation's notification reaches it, though that replica had it
 // cached.
 func TestAuthCacheReplicas(t *testing.T) {
-	url := modelstest.URL(t, "postgres")
-	db := modelstest.Migrated(t, url)
+	url := storetest.URL(t, "postgres")
+	db := storetest.Migrated(t, url)
 	a, b := startReplica(t, url, db, nil), startReplica(t, url, db, nil)
 	for _, r := range []*replica{a, b} {
 		r.store.CacheAuth(r.changes)
 	}
 	heard := make(chan struct{}, 8)
 	b.changes.OnRevoke(func() { heard <- struct{}{} })
-	cli := models.NewStore(db, nil)
+	cli := store.NewStore(db, nil)
 
 	for _, by := range []struct {
 		name  string
-		store *models.Store
+		store *store.Store
 	}{{"another replica", a.store}, {"the CLI", cli}} {
 		t.Run("a token revoked by "+by.name+" is refused by a replica that cached it", func(t *testing.T) {
 			tok, secret, err := a.store.CreateToken(ctx, models.RoleAgent, "cached-"+by.name)

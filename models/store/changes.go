@@ -1,20 +1,21 @@
-package models
+package store
 
 import (
 	"sync"
 
+	"github.com/gatehousehq/gatehouse/models"
 	"gorm.io/gorm"
 )
 
 // feedEntry reports whether ch is a decision a runtime's feed may now hold.
-func feedEntry(ch Change) bool {
-	return ch.RuntimeID != "" && ch.Status == StatusResolved && ch.Action != ActionActuation
+func feedEntry(ch models.Change) bool {
+	return ch.RuntimeID != "" && ch.Status == models.StatusResolved && ch.Action != models.ActionActuation
 }
 
 // Announcer is where the store announces a committed change. Changes (in process)
 // is one; a PostgreSQL announcer relays through NOTIFY to every replica's Changes.
 type Announcer interface {
-	Announce(Change)
+	Announce(models.Change)
 }
 
 // TxAnnouncer is an Announcer that can also announce from inside the committing
@@ -22,15 +23,15 @@ type Announcer interface {
 // change commits. The store prefers it (PGAnnouncer: NOTIFY in the transaction).
 type TxAnnouncer interface {
 	Announcer
-	AnnounceTx(tx *gorm.DB, ch Change) error
+	AnnounceTx(tx *gorm.DB, ch models.Change) error
 }
 
 // Subscription receives every change. C is buffered; a subscriber that falls
 // behind is dropped (C closed, Lagged true) rather than slowing the publisher, so
 // it must resync from the store.
 type Subscription struct {
-	C      <-chan Change
-	c      chan Change
+	C      <-chan models.Change
+	c      chan models.Change
 	owner  *Changes
 	lagged bool
 }
@@ -74,7 +75,7 @@ func (c *Changes) Revoked() {
 }
 
 // watch is one waiter: f is called once, with the change that woke it.
-type watch struct{ f func(Change) }
+type watch struct{ f func(models.Change) }
 
 // NewChanges returns an empty fan-out.
 func NewChanges() *Changes {
@@ -83,16 +84,14 @@ func NewChanges() *Changes {
 
 // Announce publishes ch to all subscribers and wakes the waiters on its request,
 // and on a decision the waiters on its runtime's feed (RuntimeKey).
-func (c *Changes) Announce(ch Change) {
-	if ch.memo == nil {
-		ch.memo = &memo{}
-	}
+func (c *Changes) Announce(ch models.Change) {
+	ch = ch.Shared()
 	c.mu.Lock()
 	ws := c.waiters[ch.RequestID]
 	delete(c.waiters, ch.RequestID)
 	var rs map[*watch]struct{}
 	if feedEntry(ch) {
-		key := RuntimeKey(ch.RuntimeID)
+		key := models.RuntimeKey(ch.RuntimeID)
 		rs = c.waiters[key]
 		delete(c.waiters, key)
 	}
@@ -120,7 +119,7 @@ func (c *Changes) Announce(ch Change) {
 
 // Subscribe returns a subscription to every change with a buffer of n.
 func (c *Changes) Subscribe(n int) *Subscription {
-	ch := make(chan Change, n)
+	ch := make(chan models.Change, n)
 	s := &Subscription{C: ch, c: ch, owner: c}
 	c.mu.Lock()
 	c.subs[s] = struct{}{}
@@ -144,7 +143,7 @@ func (c *Changes) unsubscribe(s *Subscription, lagged bool) {
 // called when the caller no longer waits.
 func (c *Changes) Watch(id string) (<-chan struct{}, func()) {
 	w := make(chan struct{})
-	stop := c.WatchFunc(id, func(Change) { close(w) })
+	stop := c.WatchFunc(id, func(models.Change) { close(w) })
 	return w, func() { stop() }
 }
 
@@ -153,7 +152,7 @@ func (c *Changes) Watch(id string) (<-chan struct{}, func()) {
 // change has ActionResync and no record. f runs on the announcer's goroutine
 // and must not block. stop cancels the watch and reports whether it did so
 // before f was called (false: f has been or is being called).
-func (c *Changes) WatchFunc(id string, f func(Change)) (stop func() bool) {
+func (c *Changes) WatchFunc(id string, f func(models.Change)) (stop func() bool) {
 	w := &watch{f: f}
 	c.mu.Lock()
 	set := c.waiters[id]
@@ -188,7 +187,7 @@ func (c *Changes) Resync() {
 	ws := c.waiters
 	c.waiters = map[string]map[*watch]struct{}{}
 	c.mu.Unlock()
-	resync := Change{Action: ActionResync}
+	resync := models.Change{Action: models.ActionResync}
 	c.Announce(resync)
 	for _, set := range ws {
 		for w := range set {

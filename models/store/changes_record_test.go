@@ -1,4 +1,4 @@
-package models_test
+package store_test
 
 import (
 	"encoding/json"
@@ -8,7 +8,8 @@ import (
 
 	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 )
 
 // nextWatched returns the change handed to a WatchFunc watcher.
@@ -37,14 +38,14 @@ func sameRecord(t *testing.T, carried, read *models.Request) {
 	}
 }
 
-func watchOnce(c *models.Changes, id string) (<-chan models.Change, func() bool) {
+func watchOnce(c *store.Changes, id string) (<-chan models.Change, func() bool) {
 	got := make(chan models.Change, 1)
 	return got, c.WatchFunc(id, func(ch models.Change) { got <- ch })
 }
 
 func TestChangeCarriesRecord(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
-		s, changes := modelstest.Store(t, dialect)
+	storetest.Each(t, func(t *testing.T, dialect string) {
+		s, changes := storetest.Store(t, dialect)
 		p := agent(t, s, "rec")
 
 		t.Run("a decide's change carries the record as a read gives it", func(t *testing.T) {
@@ -67,7 +68,7 @@ func TestChangeCarriesRecord(t *testing.T) {
 			got, stop := watchOnce(changes, r.ID)
 			defer stop()
 			title := "edited"
-			if _, err := s.PatchRequest(ctx, r.ID, p, models.Patch{Title: &title}); err != nil {
+			if _, err := s.PatchRequest(ctx, r.ID, p, store.Patch{Title: &title}); err != nil {
 				t.Fatal(err)
 			}
 			ch := nextWatched(t, got, "edit")
@@ -94,7 +95,7 @@ func TestChangeCarriesRecord(t *testing.T) {
 }
 
 func TestChangeEncodedOnce(t *testing.T) {
-	c := models.NewChanges()
+	c := store.NewChanges()
 	const n = 5
 	gots := make([]<-chan models.Change, n)
 	for i := range gots {
@@ -121,8 +122,8 @@ func TestChangeEncodedOnce(t *testing.T) {
 }
 
 func TestNotifyCarriesRecordWhenItFits(t *testing.T) {
-	url := modelstest.URL(t, "postgres")
-	db := modelstest.Migrated(t, url)
+	url := storetest.URL(t, "postgres")
+	db := storetest.Migrated(t, url)
 	a := startReplica(t, url, db, nil)
 	b := startReplica(t, url, db, nil)
 	p := agent(t, a.store, "notify")
@@ -132,7 +133,7 @@ func TestNotifyCarriesRecordWhenItFits(t *testing.T) {
 		carried bool
 	}{
 		{"a small record crosses replicas in the NOTIFY", "short", true},
-		{"a record too big for a NOTIFY is left for the receiver to read", strings.Repeat("d", models.MaxNotifyPayload), false},
+		{"a record too big for a NOTIFY is left for the receiver to read", strings.Repeat("d", store.MaxNotifyPayload), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sub := b.changes.Subscribe(64)

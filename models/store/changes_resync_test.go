@@ -1,14 +1,16 @@
-package models_test
+package store_test
 
 import (
-	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"testing"
 
+	"github.com/gatehousehq/gatehouse/internal/testkit"
+
 	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/store"
 )
 
 func TestChangesResync(t *testing.T) {
-	c := models.NewChanges()
+	c := store.NewChanges()
 	w1, stop1 := c.Watch("req_a")
 	w2, stop2 := c.Watch("req_b")
 	sub := c.Subscribe(4)

@@ -1,10 +1,11 @@
-package models_test
+package store_test
 
 import (
 	"testing"
 
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 )
 
 func woken(w <-chan struct{}) bool {
@@ -17,7 +18,7 @@ func woken(w <-chan struct{}) bool {
 }
 
 func TestChangesRuntimeKey(t *testing.T) {
-	c := models.NewChanges()
+	c := store.NewChanges()
 	wa, stopA := c.Watch(models.RuntimeKey("rt_a"))
 	defer stopA()
 	wb, stopB := c.Watch(models.RuntimeKey("rt_b"))
@@ -47,8 +48,8 @@ func TestChangesRuntimeKey(t *testing.T) {
 }
 
 func TestStoreAnnouncesRuntime(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
-		s, changes := modelstest.Store(t, dialect)
+	storetest.Each(t, func(t *testing.T, dialect string) {
+		s, changes := storetest.Store(t, dialect)
 		p := runtimeToken(t, s, "r")
 		rt := register(t, s, p, "laptop", "")
 		w, stop := changes.Watch(models.RuntimeKey(rt.ID))

@@ -1,4 +1,4 @@
-package models
+package store
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/models"
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
@@ -152,10 +153,10 @@ func IsPostgres(url string) bool {
 func Migrate(db *gorm.DB) error {
 	// One table a line, so features add theirs without touching the others'.
 	err := db.AutoMigrate(
-		&Token{}, &Session{}, &LoginTicket{}, &Request{}, &Audit{},
-		&Device{}, &Setting{}, &PushClaim{},
-		&Runtime{}, &Forward{}, &ServerKey{},
-		&Grant{},
+		&models.Token{}, &models.Session{}, &models.LoginTicket{}, &models.Request{}, &Audit{},
+		&models.Device{}, &Setting{}, &PushClaim{},
+		&models.Runtime{}, &Forward{}, &ServerKey{},
+		&models.Grant{},
 		&AuditHead{},
 	)
 	if err != nil {
@@ -182,10 +183,10 @@ var fullIndexes = []string{"idx_requests_runtime_id", "idx_requests_owner_pendin
 func dropFullIndexes(db *gorm.DB) error {
 	m := db.Migrator()
 	for _, name := range fullIndexes {
-		if !m.HasIndex(&Request{}, name) {
+		if !m.HasIndex(&models.Request{}, name) {
 			continue
 		}
-		if err := m.DropIndex(&Request{}, name); err != nil {
+		if err := m.DropIndex(&models.Request{}, name); err != nil {
 			return fmt.Errorf("drop index %s: %w", name, err)
 		}
 	}
@@ -198,12 +199,12 @@ func dropFullIndexes(db *gorm.DB) error {
 // pending_id). AutoMigrate changes neither.
 func scopePendingIDs(db *gorm.DB) error {
 	m := db.Migrator()
-	if m.HasIndex(&Request{}, "idx_requests_pending_id") {
-		if err := m.DropIndex(&Request{}, "idx_requests_pending_id"); err != nil {
+	if m.HasIndex(&models.Request{}, "idx_requests_pending_id") {
+		if err := m.DropIndex(&models.Request{}, "idx_requests_pending_id"); err != nil {
 			return err
 		}
 	}
-	cols, err := m.ColumnTypes(&Grant{})
+	cols, err := m.ColumnTypes(&models.Grant{})
 	if err != nil {
 		return err
 	}
@@ -226,7 +227,7 @@ func scopePendingIDs(db *gorm.DB) error {
 					return err
 				}
 			}
-			if err := tx.Migrator().CreateTable(&Grant{}); err != nil {
+			if err := tx.Migrator().CreateTable(&models.Grant{}); err != nil {
 				return err
 			}
 			if err := tx.Exec("INSERT INTO grants (" + cols + ") SELECT " + cols + " FROM grants_global_ids").Error; err != nil {

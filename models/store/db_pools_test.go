@@ -1,12 +1,12 @@
-package models_test
+package store_test
 
 import (
 	"testing"
 
 	"gorm.io/gorm"
 
-	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 )
 
 // TestSQLiteStatementCaches: GORM's statement cache is on the reader pool only.
@@ -16,12 +16,12 @@ import (
 // hung for 30 s against HasOperator at start). The writer's group commits keep
 // statements prepared in a cache of their own.
 func TestSQLiteStatementCaches(t *testing.T) {
-	url := modelstest.URL(t, "sqlite")
-	w, err := models.OpenDB(url)
+	url := storetest.URL(t, "sqlite")
+	w, err := store.OpenDB(url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := models.OpenReadDB(url)
+	r, err := store.OpenReadDB(url)
 	if err != nil {
 		t.Fatal(err)
 	}

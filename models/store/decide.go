@@ -1,10 +1,11 @@
-package models
+package store
 
 import (
 	"context"
 	"fmt"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/models"
 	"gorm.io/gorm"
 )
 
@@ -19,8 +20,8 @@ import (
 // being open, so any change in between (each bumps the version) makes it match
 // nothing, and lostRace reads the request again in the transaction and says
 // what happened.
-func (s *Store) Decide(ctx context.Context, id string, d Decision) (*Request, error) {
-	if err := d.validate(); err != nil {
+func (s *Store) Decide(ctx context.Context, id string, d models.Decision) (*models.Request, error) {
+	if err := d.Validate(); err != nil {
 		return nil, err
 	}
 	r, voting, err := s.decisionRecord(ctx, id, d)
@@ -35,7 +36,7 @@ func (s *Store) Decide(ctx context.Context, id string, d Decision) (*Request, er
 			return s.vote(tx, r, d)
 		}
 		return s.resolve(tx, r, d, "decide")
-	}, func() (*Request, string) {
+	}, func() (*models.Request, string) {
 		if r.Open() {
 			return r, "vote"
 		}
@@ -54,7 +55,7 @@ func (s *Store) Decide(ctx context.Context, id string, d Decision) (*Request, er
 // decisionRecord is the record d is checked against and written on the
 // condition of: the one this store committed last when that passes the
 // checks (openCache says why a guess is safe), else a fresh read.
-func (s *Store) decisionRecord(ctx context.Context, id string, d Decision) (r *Request, voting bool, err error) {
+func (s *Store) decisionRecord(ctx context.Context, id string, d models.Decision) (r *models.Request, voting bool, err error) {
 	if r, ok := s.open.get(id); ok {
 		voting = r.Approvers != nil && d.Voter != nil
 		if s.checkDecision(r, d, voting) == nil {
@@ -74,7 +75,7 @@ func (s *Store) decisionRecord(ctx context.Context, id string, d Decision) (r *R
 // checkDecision is everything a decision must pass before it is written: the
 // request open, the choice offered, a vote's voter eligible, the version the
 // decider saw the current one.
-func (s *Store) checkDecision(r *Request, d Decision, voting bool) error {
+func (s *Store) checkDecision(r *models.Request, d models.Decision, voting bool) error {
 	if err := s.checkOpen(r); err != nil {
 		return err
 	}
@@ -82,32 +83,32 @@ func (s *Store) checkDecision(r *Request, d Decision, voting bool) error {
 		return err
 	}
 	if voting {
-		if err := r.mayVote(*d.Voter); err != nil {
+		if err := r.MayVote(*d.Voter); err != nil {
 			err.Current = r
 			return err
 		}
-		if r.Approvers.Note == NoteRequired && d.Note == nil {
-			return &Error{Code: ECodeNoteRequired, Detail: "this request needs a note with every vote: say why", Current: r}
+		if r.Approvers.Note == models.NoteRequired && d.Note == nil {
+			return &models.Error{Code: models.ECodeNoteRequired, Detail: "this request needs a note with every vote: say why", Current: r}
 		}
 	}
 	if d.Version != r.Version {
-		return &Error{Code: ECodeVersionConflict, Detail: fmt.Sprintf("you saw version %d; the request is at version %d", d.Version, r.Version), Current: r}
+		return &models.Error{Code: models.ECodeVersionConflict, Detail: fmt.Sprintf("you saw version %d; the request is at version %d", d.Version, r.Version), Current: r}
 	}
 	return nil
 }
 
-func checkChoice(r *Request, d Decision) error {
+func checkChoice(r *models.Request, d models.Decision) error {
 	if d.Option == "" {
 		if r.AllowAnswer && d.Answer != nil && *d.Answer != "" {
 			return nil
 		}
-		return Errorf(ECodeInvalid, "decision is required: one of the offered option ids")
+		return models.Errorf(models.ECodeInvalid, "decision is required: one of the offered option ids")
 	}
 	if _, ok := r.Option(d.Option); !ok {
-		return &Error{Code: ECodeNotOffered, Detail: fmt.Sprintf("%q is not an option this request offers", d.Option), Current: r}
+		return &models.Error{Code: models.ECodeNotOffered, Detail: fmt.Sprintf("%q is not an option this request offers", d.Option), Current: r}
 	}
 	if d.Answer != nil && *d.Answer != "" && !r.AllowAnswer {
-		return Errorf(ECodeInvalid, "this request does not take a free-text answer")
+		return models.Errorf(models.ECodeInvalid, "this request does not take a free-text answer")
 	}
 	return nil
 }
@@ -116,7 +117,7 @@ func checkChoice(r *Request, d Decision) error {
 // settles its grant, audits it and writes its forward outbox row, all in tx:
 // every path to a decision goes through here, so none can commit one without
 // the rest. A lost race is reported as the current state.
-func (s *Store) resolve(tx *gorm.DB, r *Request, d Decision, action string) error {
+func (s *Store) resolve(tx *gorm.DB, r *models.Request, d models.Decision, action string) error {
 	now := s.now()
 	var opt *string
 	if d.Option != "" {
@@ -129,12 +130,12 @@ func (s *Store) resolve(tx *gorm.DB, r *Request, d Decision, action string) erro
 	// Hand SQL: every decision runs this, and building it from a map through
 	// GORM's reflection cost as much as SQLite's own work on it.
 	q := "UPDATE requests SET decided_digest = ?, status = ?, version = ?, decision = ?, answer = ?, note = ?, decided_by = ?, decided_via = ?, resolved_at = ?, updated_at = ?"
-	args := []any{digest, StatusResolved, r.Version + 1, opt, d.Answer, d.Note, d.By, d.Via, now, now}
+	args := []any{digest, models.StatusResolved, r.Version + 1, opt, d.Answer, d.Note, d.By, d.Via, now, now}
 	if r.Approvers != nil {
 		q += ", votes = ?"
 		args = append(args, r.Votes)
 	}
-	res, err := hotExec(tx, q+" WHERE id = ? AND version = ? AND status = ?", append(args, r.ID, r.Version, StatusOpen)...)
+	res, err := hotExec(tx, q+" WHERE id = ? AND version = ? AND status = ?", append(args, r.ID, r.Version, models.StatusOpen)...)
 	if err != nil {
 		return err
 	}
@@ -146,7 +147,7 @@ func (s *Store) resolve(tx *gorm.DB, r *Request, d Decision, action string) erro
 		return s.lostRace(tx, r.ID)
 	}
 	by, via := d.By, d.Via
-	r.Status, r.Version, r.Decision, r.Answer, r.Note = StatusResolved, r.Version+1, opt, d.Answer, d.Note
+	r.Status, r.Version, r.Decision, r.Answer, r.Note = models.StatusResolved, r.Version+1, opt, d.Answer, d.Note
 	r.DecidedBy, r.DecidedVia, r.ResolvedAt, r.UpdatedAt = &by, &via, &now, now
 	r.DecidedDigest = &digest
 	detail := map[string]any{"decision": d.Option}
@@ -169,8 +170,8 @@ func (s *Store) resolve(tx *gorm.DB, r *Request, d Decision, action string) erro
 func (s *Store) Expire(ctx context.Context) (int, time.Time, error) {
 	now := s.now()
 	db := s.DB.WithContext(ctx)
-	var due []Request
-	if err := db.Where("status = ? AND expires_at <= ?", StatusOpen, now).Order("expires_at").Limit(500).Find(&due).Error; err != nil {
+	var due []models.Request
+	if err := db.Where("status = ? AND expires_at <= ?", models.StatusOpen, now).Order("expires_at").Limit(500).Find(&due).Error; err != nil {
 		return 0, time.Time{}, err
 	}
 	n := 0
@@ -179,25 +180,25 @@ func (s *Store) Expire(ctx context.Context) (int, time.Time, error) {
 		action := "expire"
 		err := s.transact(db, func(tx *gorm.DB) error {
 			if r.DefaultOption != "" && expiryMayDecide(r) {
-				return s.resolve(tx, r, Decision{Option: r.DefaultOption, By: "system", Via: ViaExpiry}, action)
+				return s.resolve(tx, r, models.Decision{Option: r.DefaultOption, By: "system", Via: models.ViaExpiry}, action)
 			}
-			res := tx.Model(&Request{}).Where("id = ? AND version = ? AND status = ?", r.ID, r.Version, StatusOpen).
-				Updates(map[string]any{"status": StatusExpired, "resolved_at": now, "updated_at": now, "decided_via": ViaExpiry})
+			res := tx.Model(&models.Request{}).Where("id = ? AND version = ? AND status = ?", r.ID, r.Version, models.StatusOpen).
+				Updates(map[string]any{"status": models.StatusExpired, "resolved_at": now, "updated_at": now, "decided_via": models.ViaExpiry})
 			if res.Error != nil {
 				return res.Error
 			}
 			if res.RowsAffected == 0 {
 				return errRaced
 			}
-			via := ViaExpiry
-			r.Status, r.ResolvedAt, r.UpdatedAt, r.DecidedVia = StatusExpired, &now, now, &via
+			via := models.ViaExpiry
+			r.Status, r.ResolvedAt, r.UpdatedAt, r.DecidedVia = models.StatusExpired, &now, now, &via
 			detail := map[string]any{}
 			if err := s.settleGrant(tx, r, detail); err != nil {
 				return err
 			}
-			return s.audit(tx, r, action, "system", ViaExpiry, detail)
-		}, func() (*Request, string) { return r, action })
-		if err == errRaced || ErrorCode(err) != ECodeInternal {
+			return s.audit(tx, r, action, "system", models.ViaExpiry, detail)
+		}, func() (*models.Request, string) { return r, action })
+		if err == errRaced || models.ErrorCode(err) != models.ECodeInternal {
 			continue // another process or a decide got there first
 		}
 		if err != nil {
@@ -206,23 +207,23 @@ func (s *Store) Expire(ctx context.Context) (int, time.Time, error) {
 		n++
 		s.logGrant(ctx, r, action)
 	}
-	var next Request
-	err := db.Where("status = ?", StatusOpen).Order("expires_at").Limit(1).Find(&next).Error
+	var next models.Request
+	err := db.Where("status = ?", models.StatusOpen).Order("expires_at").Limit(1).Find(&next).Error
 	if err != nil {
 		return n, time.Time{}, err
 	}
 	return n, next.ExpiresAt, nil
 }
 
-var errRaced = Errorf(ECodeConflict, "raced")
+var errRaced = models.Errorf(models.ECodeConflict, "raced")
 
 // expiryMayDecide: under an approval policy only people allow, so a default
 // option that allows is not taken at expiry; the request just expires. A
 // default that denies still applies.
-func expiryMayDecide(r *Request) bool {
+func expiryMayDecide(r *models.Request) bool {
 	if r.Approvers == nil {
 		return true
 	}
 	o, _ := r.Option(r.DefaultOption)
-	return o.Effect == EffectDeny
+	return o.Effect == models.EffectDeny
 }

@@ -1,11 +1,12 @@
-package models_test
+package store_test
 
 import (
 	"errors"
 	"testing"
 
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 )
 
 // TestDecideChangedAfterItsRead: a decision is read and checked outside the
@@ -13,17 +14,17 @@ import (
 // late decision writes nothing and is told what happened, with the request as
 // it now stands.
 func TestDecideChangedAfterItsRead(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
-		s, _ := modelstest.Store(t, dialect)
+	storetest.Each(t, func(t *testing.T, dialect string) {
+		s, _ := storetest.Store(t, dialect)
 		p := agent(t, s, "a1")
 		// between commits change while the decision under test is between
 		// its read and its write, once.
 		between := func(change func(r *models.Request)) {
-			models.OnDecideRead(s, func(r *models.Request) {
-				models.OnDecideRead(s, nil)
+			store.OnDecideRead(s, func(r *models.Request) {
+				store.OnDecideRead(s, nil)
 				change(r)
 			})
-			t.Cleanup(func() { models.OnDecideRead(s, nil) })
+			t.Cleanup(func() { store.OnDecideRead(s, nil) })
 		}
 
 		t.Run("another decision: already decided, and the first one stands", func(t *testing.T) {
@@ -50,7 +51,7 @@ func TestDecideChangedAfterItsRead(t *testing.T) {
 		t.Run("an edit: version conflict, nothing decided", func(t *testing.T) {
 			r := file(t, s, p, models.NewRequest{Unsealed: true})
 			between(func(*models.Request) {
-				if _, err := s.PatchRequest(ctx, r.ID, p, models.Patch{Summary: ptr("now it deletes the branch")}); err != nil {
+				if _, err := s.PatchRequest(ctx, r.ID, p, store.Patch{Summary: ptr("now it deletes the branch")}); err != nil {
 					t.Errorf("the edit in between: %v", err)
 				}
 			})

@@ -1,16 +1,18 @@
-package models_test
+package store_test
 
 import (
 	"crypto/ecdh"
 	"crypto/rand"
 	"encoding/base64"
-	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/gatehousehq/gatehouse/internal/testkit"
+
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 )
 
 func webSubscription(t *testing.T, endpoint string) models.Device {
@@ -26,8 +28,8 @@ func webSubscription(t *testing.T, endpoint string) models.Device {
 }
 
 func TestDevices(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
-		s, _ := modelstest.Store(t, dialect)
+	storetest.Each(t, func(t *testing.T, dialect string) {
+		s, _ := storetest.Store(t, dialect)
 		op := models.Principal{ID: "tok_op", Role: models.RoleOperator, Name: "ann"}
 		token := strings.Repeat("AB12", 16)
 
@@ -96,7 +98,7 @@ func TestDevices(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := s.RecordPush(ctx, models.PushAttempt{DeviceID: w.ID, Kind: "webpush", Push: "alert", RequestID: "req_x", Version: 1, Attempt: 1, Status: 410, Result: "gone", Retire: true}); err != nil {
+			if err := s.RecordPush(ctx, store.PushAttempt{DeviceID: w.ID, Kind: "webpush", Push: "alert", RequestID: "req_x", Version: 1, Attempt: 1, Status: 410, Result: "gone", Retire: true}); err != nil {
 				t.Fatal(err)
 			}
 			live, _ := s.ListDevices(ctx, false)

@@ -4,16 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"time"
+	"strings"
 
+	"github.com/gatehousehq/gatehouse/models"
 	"gorm.io/gorm"
 )
 
 // RegisterDevice records a device for an operator. Registering a token again
 // updates it (new keys, name, owner) and brings a retired one back to life;
 // created is false then.
-func (s *Store) RegisterDevice(ctx context.Context, by Principal, d Device) (*Device, bool, error) {
-	if err := NormalizeDevice(&d); err != nil {
+func (s *Store) RegisterDevice(ctx context.Context, by models.Principal, d models.Device) (*models.Device, bool, error) {
+	if err := models.NormalizeDevice(&d); err != nil {
 		return nil, false, err
 	}
 	now := s.now()
@@ -22,10 +23,10 @@ func (s *Store) RegisterDevice(ctx context.Context, by Principal, d Device) (*De
 	// Two tries: a concurrent first registration of the same token makes our
 	// insert lose; the second pass then updates the winner's row.
 	for range 2 {
-		var cur Device
+		var cur models.Device
 		err := db.Where("token = ?", d.Token).Take(&cur).Error
 		if err == nil {
-			res := db.Model(&Device{}).Where("id = ?", cur.ID).Updates(map[string]any{
+			res := db.Model(&models.Device{}).Where("id = ?", cur.ID).Updates(map[string]any{
 				"kind": d.Kind, "p256dh": d.P256dh, "auth": d.Auth, "name": d.Name, "operator_id": d.OperatorID,
 				"operator": d.Operator, "operator_groups": jsonText(d.OperatorGroups), "owned": true, "updated_at": now, "retired_at": nil,
 			})
@@ -38,7 +39,7 @@ func (s *Store) RegisterDevice(ctx context.Context, by Principal, d Device) (*De
 		if !notFound(err) {
 			return nil, false, err
 		}
-		d.ID, d.CreatedAt, d.RetiredAt = NewID("dev_"), now, nil
+		d.ID, d.CreatedAt, d.RetiredAt = models.NewID("dev_"), now, nil
 		err = db.Create(&d).Error
 		if err == nil {
 			return &d, true, nil
@@ -47,17 +48,17 @@ func (s *Store) RegisterDevice(ctx context.Context, by Principal, d Device) (*De
 			return nil, false, err
 		}
 	}
-	return nil, false, Errorf(ECodeConflict, "the device is being registered concurrently; try again")
+	return nil, false, models.Errorf(models.ECodeConflict, "the device is being registered concurrently; try again")
 }
 
 // ListDevices returns the devices pushes go to, oldest first; with retired, the
 // retired ones too.
-func (s *Store) ListDevices(ctx context.Context, retired bool) ([]Device, error) {
+func (s *Store) ListDevices(ctx context.Context, retired bool) ([]models.Device, error) {
 	q := s.DB.WithContext(ctx).Order("created_at, id")
 	if !retired {
 		q = q.Where("retired_at IS NULL")
 	}
-	var ds []Device
+	var ds []models.Device
 	err := q.Find(&ds).Error
 	return ds, err
 }
@@ -73,15 +74,15 @@ func (s *Store) HasDevices(ctx context.Context) (bool, error) {
 // DropDevice deletes a device named by its id or token; ECodeNotFound when none.
 func (s *Store) DropDevice(ctx context.Context, idOrToken string) error {
 	t := idOrToken
-	if apnsToken.MatchString(strings.ToLower(t)) {
+	if models.APNsToken.MatchString(strings.ToLower(t)) {
 		t = strings.ToLower(t)
 	}
-	res := s.DB.WithContext(ctx).Where("id = ? OR token = ?", idOrToken, t).Delete(&Device{})
+	res := s.DB.WithContext(ctx).Where("id = ? OR token = ?", idOrToken, t).Delete(&models.Device{})
 	if res.Error != nil {
 		return res.Error
 	}
 	if res.RowsAffected == 0 {
-		return Errorf(ECodeNotFound, "no device %s", idOrToken)
+		return models.Errorf(models.ECodeNotFound, "no device %s", idOrToken)
 	}
 	return nil
 }
@@ -90,7 +91,7 @@ func (s *Store) DropDevice(ctx context.Context, idOrToken string) error {
 // stays listed, with the reason, until it is registered again or dropped.
 func (s *Store) RetireDevice(ctx context.Context, id, reason string) error {
 	now := s.now()
-	return s.DB.WithContext(ctx).Model(&Device{}).Where("id = ? AND retired_at IS NULL", id).
+	return s.DB.WithContext(ctx).Model(&models.Device{}).Where("id = ? AND retired_at IS NULL", id).
 		Updates(map[string]any{"retired_at": now, "last_result": clip(reason, 200), "last_at": now}).Error
 }
 
@@ -117,14 +118,14 @@ func (s *Store) RecordPush(ctx context.Context, a PushAttempt) error {
 		if a.Retire {
 			detail["retired"] = true
 		}
-		if err := s.audit(tx, &Request{ID: a.RequestID, Version: a.Version}, "push", "system", a.Kind, detail); err != nil {
+		if err := s.audit(tx, &models.Request{ID: a.RequestID, Version: a.Version}, "push", "system", a.Kind, detail); err != nil {
 			return err
 		}
 		upd := map[string]any{"last_result": result, "last_at": now}
 		if a.Retire {
 			upd["retired_at"] = now
 		}
-		return tx.Model(&Device{}).Where("id = ?", a.DeviceID).Updates(upd).Error
+		return tx.Model(&models.Device{}).Where("id = ?", a.DeviceID).Updates(upd).Error
 	})
 }
 

@@ -1,15 +1,16 @@
-package models
+package store
 
 import (
 	"context"
 
+	"github.com/gatehousehq/gatehouse/models"
 	"gorm.io/gorm"
 )
 
 // Transact runs fn through the store's transact with no announcement, for
 // tests of the group commit.
 func Transact(s *Store, ctx context.Context, fn func(tx *gorm.DB) error) error {
-	return s.transact(s.DB.WithContext(ctx), fn, func() (*Request, string) { return nil, "" })
+	return s.transact(s.DB.WithContext(ctx), fn, func() (*models.Request, string) { return nil, "" })
 }
 
 // AppendAudit links a to the audit chain and writes it inside tx.
@@ -23,16 +24,16 @@ func GroupCommits(s *Store, queued, committed func(n int)) {
 
 // OnDecideRead sets a hook that runs between a decision's read and its write
 // (nil: none).
-func OnDecideRead(s *Store, f func(r *Request)) { s.decideRead = f }
+func OnDecideRead(s *Store, f func(r *models.Request)) { s.decideRead = f }
 
 // LoadRequest is the store's hand-scanned read of one request.
-func LoadRequest(db *gorm.DB, id string) (*Request, error) { return loadRequest(db, id) }
+func LoadRequest(db *gorm.DB, id string) (*models.Request, error) { return loadRequest(db, id) }
 
 // RequestColumns is the column list LoadRequest reads.
 const RequestColumns = requestColumns
 
 // InsertRequest is the store's hand-written INSERT of a new request.
-func InsertRequest(db *gorm.DB, r *Request) error { return insertRequest(db, r) }
+func InsertRequest(db *gorm.DB, r *models.Request) error { return insertRequest(db, r) }
 
 // OpenCached reports whether the store holds a guess at id's record.
 func OpenCached(s *Store, id string) bool {
@@ -47,7 +48,7 @@ type OpenCache = openCache
 func NewOpenCache() *OpenCache { return newOpenCache() }
 
 // Committed hands the cache changes as a commit does.
-func (c *openCache) Committed(changes []Change) { c.committed(changes) }
+func (c *openCache) Committed(changes []models.Change) { c.committed(changes) }
 
 // Size is how many records the cache holds and the bytes it counts for them.
 func (c *openCache) Size() (n, bytes int) {

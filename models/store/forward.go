@@ -1,9 +1,10 @@
-package models
+package store
 
 import (
 	"context"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/models"
 	"gorm.io/gorm"
 )
 
@@ -49,13 +50,13 @@ const MinForwardWindow = 10 * time.Minute
 // writeForward writes the outbox row of a decided request that names a runtime
 // and marks its actuation pending, inside the decision's transaction (resolve
 // calls it). The version is not raised: actuation is bookkeeping.
-func (s *Store) writeForward(tx *gorm.DB, r *Request) error {
+func (s *Store) writeForward(tx *gorm.DB, r *models.Request) error {
 	if r.RuntimeID == nil || *r.RuntimeID == "" {
 		return nil
 	}
 	// Raising the runtime's sequence takes its row lock until commit, so
 	// feed numbers commit in order (see Runtime.Seq).
-	res := tx.Model(&Runtime{}).Where("id = ?", *r.RuntimeID).UpdateColumn("seq", gorm.Expr("seq + 1"))
+	res := tx.Model(&models.Runtime{}).Where("id = ?", *r.RuntimeID).UpdateColumn("seq", gorm.Expr("seq + 1"))
 	if res.Error != nil {
 		return res.Error
 	}
@@ -63,7 +64,7 @@ func (s *Store) writeForward(tx *gorm.DB, r *Request) error {
 		return nil // the runtime is gone; nobody to tell
 	}
 	var seq int64
-	if err := tx.Model(&Runtime{}).Where("id = ?", *r.RuntimeID).Pluck("seq", &seq).Error; err != nil {
+	if err := tx.Model(&models.Runtime{}).Where("id = ?", *r.RuntimeID).Pluck("seq", &seq).Error; err != nil {
 		return err
 	}
 	now := s.now()
@@ -79,23 +80,23 @@ func (s *Store) writeForward(tx *gorm.DB, r *Request) error {
 		RequestID: r.ID, Version: r.Version, RuntimeID: *r.RuntimeID, Seq: seq,
 		Decision: r.Decision, Answer: r.Answer, Note: r.Note, DecidedAt: decided,
 		DecidedDigest: deref(r.DecidedDigest), DecidedVia: deref(r.DecidedVia),
-		State: ActuationPending, NextAttemptAt: now, Deadline: deadline, CreatedAt: now, UpdatedAt: now,
+		State: models.ActuationPending, NextAttemptAt: now, Deadline: deadline, CreatedAt: now, UpdatedAt: now,
 	}
 	if err := tx.Create(f).Error; err != nil {
 		return err
 	}
-	if err := tx.Model(&Request{}).Where("id = ?", r.ID).
-		UpdateColumns(map[string]any{"actuation_state": ActuationPending, "attempts": 0}).Error; err != nil {
+	if err := tx.Model(&models.Request{}).Where("id = ?", r.ID).
+		UpdateColumns(map[string]any{"actuation_state": models.ActuationPending, "attempts": 0}).Error; err != nil {
 		return err
 	}
-	r.ActuationState, r.Attempts = ActuationPending, 0
+	r.ActuationState, r.Attempts = models.ActuationPending, 0
 	return nil
 }
 
 // withCallback selects pending rows of runtimes that have a callback to send to.
 func withCallback(db *gorm.DB) *gorm.DB {
-	return db.Model(&Forward{}).Where("state = ? AND runtime_id IN (?)", ActuationPending,
-		db.Session(&gorm.Session{NewDB: true}).Model(&Runtime{}).Select("id").Where("callback_url <> ''"))
+	return db.Model(&Forward{}).Where("state = ? AND runtime_id IN (?)", models.ActuationPending,
+		db.Session(&gorm.Session{NewDB: true}).Model(&models.Runtime{}).Select("id").Where("callback_url <> ''"))
 }
 
 // ClaimForwards claims up to limit pending sends that are due and not claimed
@@ -167,14 +168,14 @@ type Attempt struct {
 // the claim was lost to another process (nothing is written then).
 func (s *Store) FinishForward(ctx context.Context, f *Forward, owner string, a Attempt) (bool, error) {
 	now := s.now()
-	var r *Request
+	var r *models.Request
 	err := s.transact(s.DB.WithContext(ctx), func(tx *gorm.DB) error {
 		upd := map[string]any{"state": a.State, "attempts": gorm.Expr("attempts + 1"), "last_error": truncate(a.Error, 500),
 			"claimed_by": "", "claimed_until": nil, "updated_at": now}
-		if a.State == ActuationPending {
+		if a.State == models.ActuationPending {
 			upd["next_attempt_at"] = a.NextAt
 		}
-		res := tx.Model(&Forward{}).Where("id = ? AND claimed_by = ? AND state = ?", f.ID, owner, ActuationPending).UpdateColumns(upd)
+		res := tx.Model(&Forward{}).Where("id = ? AND claimed_by = ? AND state = ?", f.ID, owner, models.ActuationPending).UpdateColumns(upd)
 		if res.Error != nil {
 			return res.Error
 		}
@@ -186,7 +187,7 @@ func (s *Store) FinishForward(ctx context.Context, f *Forward, owner string, a A
 			return err
 		}
 		*f = cur
-		if err := tx.Model(&Request{}).Where("id = ?", f.RequestID).
+		if err := tx.Model(&models.Request{}).Where("id = ?", f.RequestID).
 			UpdateColumns(map[string]any{"actuation_state": a.State, "attempts": cur.Attempts}).Error; err != nil {
 			return err
 		}
@@ -201,23 +202,23 @@ func (s *Store) FinishForward(ctx context.Context, f *Forward, owner string, a A
 		if a.Error != "" {
 			detail["error"] = a.Error
 		}
-		if a.State == ActuationPending {
+		if a.State == models.ActuationPending {
 			detail["next_attempt_at"] = a.NextAt.Format(time.RFC3339Nano)
 		}
-		if err := s.audit(tx, &Request{ID: f.RequestID, Version: f.Version}, "forward", "system", "callback", detail); err != nil {
+		if err := s.audit(tx, &models.Request{ID: f.RequestID, Version: f.Version}, "forward", "system", "callback", detail); err != nil {
 			return err
 		}
 		health := map[string]any{"last_result": truncate(resultText(a), 200), "last_result_at": now}
 		if a.HTTPStatus != 0 {
 			health["last_seen_at"] = now // it answered
 		}
-		if a.State == ActuationDelivered || a.State == ActuationConflict {
+		if a.State == models.ActuationDelivered || a.State == models.ActuationConflict {
 			health["failures"] = 0 // the runtime answered
 		} else {
 			health["failures"] = gorm.Expr("failures + 1")
 		}
-		return tx.Model(&Runtime{}).Where("id = ?", f.RuntimeID).UpdateColumns(health).Error
-	}, func() (*Request, string) { return r, ActionActuation })
+		return tx.Model(&models.Runtime{}).Where("id = ?", f.RuntimeID).UpdateColumns(health).Error
+	}, func() (*models.Request, string) { return r, models.ActionActuation })
 	if err == errRaced {
 		return false, nil
 	}
@@ -265,36 +266,36 @@ func (s *Store) AckFeed(ctx context.Context, runtimeID string, upto int64) error
 	}
 	db := s.DB.WithContext(ctx)
 	var rows []Forward
-	if err := db.Where("runtime_id = ? AND seq <= ? AND state = ?", runtimeID, upto, ActuationPending).Order("seq").Limit(500).Find(&rows).Error; err != nil {
+	if err := db.Where("runtime_id = ? AND seq <= ? AND state = ?", runtimeID, upto, models.ActuationPending).Order("seq").Limit(500).Find(&rows).Error; err != nil {
 		return err
 	}
 	now := s.now()
 	for _, f := range rows {
-		var r *Request
+		var r *models.Request
 		err := s.transact(db, func(tx *gorm.DB) error {
-			res := tx.Model(&Forward{}).Where("id = ? AND state = ?", f.ID, ActuationPending).
-				UpdateColumns(map[string]any{"state": ActuationDelivered, "attempts": f.Attempts + 1, "updated_at": now})
+			res := tx.Model(&Forward{}).Where("id = ? AND state = ?", f.ID, models.ActuationPending).
+				UpdateColumns(map[string]any{"state": models.ActuationDelivered, "attempts": f.Attempts + 1, "updated_at": now})
 			if res.Error != nil {
 				return res.Error
 			}
 			if res.RowsAffected == 0 {
 				return errRaced
 			}
-			if err := tx.Model(&Request{}).Where("id = ?", f.RequestID).
-				UpdateColumns(map[string]any{"actuation_state": ActuationDelivered, "attempts": f.Attempts + 1}).Error; err != nil {
+			if err := tx.Model(&models.Request{}).Where("id = ?", f.RequestID).
+				UpdateColumns(map[string]any{"actuation_state": models.ActuationDelivered, "attempts": f.Attempts + 1}).Error; err != nil {
 				return err
 			}
 			var err error
 			if r, err = load(tx, f.RequestID); err != nil {
 				return err
 			}
-			detail := map[string]any{"result": ActuationDelivered, "runtime_id": runtimeID, "cursor": f.Seq}
-			if err := s.audit(tx, &Request{ID: f.RequestID, Version: f.Version}, "forward", "system", "pull", detail); err != nil {
+			detail := map[string]any{"result": models.ActuationDelivered, "runtime_id": runtimeID, "cursor": f.Seq}
+			if err := s.audit(tx, &models.Request{ID: f.RequestID, Version: f.Version}, "forward", "system", "pull", detail); err != nil {
 				return err
 			}
-			return tx.Model(&Runtime{}).Where("id = ?", runtimeID).
+			return tx.Model(&models.Runtime{}).Where("id = ?", runtimeID).
 				UpdateColumns(map[string]any{"last_result": "delivered (pull)", "last_result_at": now, "failures": 0}).Error
-		}, func() (*Request, string) { return r, ActionActuation })
+		}, func() (*models.Request, string) { return r, models.ActionActuation })
 		if err == errRaced {
 			continue
 		}
@@ -310,7 +311,7 @@ func (s *Store) ForwardOf(ctx context.Context, requestID string, version int) (*
 	var f Forward
 	err := s.DB.WithContext(ctx).Where("request_id = ? AND version = ?", requestID, version).Take(&f).Error
 	if notFound(err) {
-		return nil, Errorf(ECodeNotFound, "no forward of %s version %d", requestID, version)
+		return nil, models.Errorf(models.ECodeNotFound, "no forward of %s version %d", requestID, version)
 	}
 	if err != nil {
 		return nil, err

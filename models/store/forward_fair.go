@@ -1,8 +1,10 @@
-package models
+package store
 
 import (
 	"context"
 	"time"
+
+	"github.com/gatehousehq/gatehouse/models"
 )
 
 // ClaimFairForwards claims up to limit due forwards in a fair order, so one
@@ -61,7 +63,7 @@ func (s *Store) claimRows(ctx context.Context, owner string, due []Forward, now 
 	out := due[:0]
 	for _, f := range due {
 		res := db.Model(&Forward{}).
-			Where("id = ? AND state = ? AND (claimed_until IS NULL OR claimed_until < ?)", f.ID, ActuationPending, now).
+			Where("id = ? AND state = ? AND (claimed_until IS NULL OR claimed_until < ?)", f.ID, models.ActuationPending, now).
 			UpdateColumns(map[string]any{"claimed_by": owner, "claimed_until": until})
 		if res.Error != nil {
 			return out, res.Error

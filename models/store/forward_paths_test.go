@@ -1,11 +1,12 @@
-package models_test
+package store_test
 
 import (
 	"testing"
 	"time"
 
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 )
 
 // pathRules decide at filing, on an edit, and when a hold's window ends.
@@ -29,7 +30,7 @@ const pathRules = `rules:
 // TestOutboxOnEveryPath proves the store writes the forward outbox row on every
 // way a request can be decided, with nothing passed in by the caller.
 func TestOutboxOnEveryPath(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
+	storetest.Each(t, func(t *testing.T, dialect string) {
 		s, _, clock := ruledStore(t, dialect, pathRules)
 		p := runtimeToken(t, s, "r1")
 		rt := register(t, s, p, "laptop", "http://127.0.0.1:9")
@@ -65,7 +66,7 @@ func TestOutboxOnEveryPath(t *testing.T) {
 		t.Run("a rule on an edit (PatchRequest)", func(t *testing.T) {
 			r := file(t, s, p, models.NewRequest{Title: "plain", RuntimeID: &rt.ID, Unsealed: true})
 			title := "autono now"
-			got, err := s.PatchRequest(ctx, r.ID, p, models.Patch{Title: &title})
+			got, err := s.PatchRequest(ctx, r.ID, p, store.Patch{Title: &title})
 			if err != nil {
 				t.Fatal(err)
 			}

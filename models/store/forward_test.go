@@ -1,16 +1,18 @@
-package models_test
+package store_test
 
 import (
-	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/internal/testkit"
+
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 )
 
-func runtimeToken(t *testing.T, s *models.Store, name string) models.Principal {
+func runtimeToken(t *testing.T, s *store.Store, name string) models.Principal {
 	t.Helper()
 	tok, _, err := s.CreateToken(ctx, models.RoleRuntime, name)
 	if err != nil {
@@ -19,7 +21,7 @@ func runtimeToken(t *testing.T, s *models.Store, name string) models.Principal {
 	return tok.Principal()
 }
 
-func register(t *testing.T, s *models.Store, p models.Principal, name, callback string) *models.Runtime {
+func register(t *testing.T, s *store.Store, p models.Principal, name, callback string) *models.Runtime {
 	t.Helper()
 	rt, _, err := s.RegisterRuntime(ctx, p, models.RuntimeInput{Name: name, Machine: "m1", CallbackURL: callback})
 	if err != nil {
@@ -29,8 +31,8 @@ func register(t *testing.T, s *models.Store, p models.Principal, name, callback 
 }
 
 func TestRuntimes(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
-		s, _ := modelstest.Store(t, dialect)
+	storetest.Each(t, func(t *testing.T, dialect string) {
+		s, _ := storetest.Store(t, dialect)
 		p1, p2 := runtimeToken(t, s, "r1"), runtimeToken(t, s, "r2")
 
 		t.Run("registering the same name again updates the runtime", func(t *testing.T) {
@@ -108,8 +110,8 @@ func TestRuntimes(t *testing.T) {
 }
 
 func TestOutbox(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
-		s, changes := modelstest.Store(t, dialect)
+	storetest.Each(t, func(t *testing.T, dialect string) {
+		s, changes := storetest.Store(t, dialect)
 		p := runtimeToken(t, s, "r1")
 		rt := register(t, s, p, "laptop", "http://127.0.0.1:9")
 
@@ -158,7 +160,7 @@ func TestOutbox(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if *f.Decision != "deny" || f.Deadline.Before(f.CreatedAt.Add(models.MinForwardWindow)) {
+			if *f.Decision != "deny" || f.Deadline.Before(f.CreatedAt.Add(store.MinForwardWindow)) {
 				t.Fatalf("forward = %+v; want deny with at least the minimum retry window", f)
 			}
 		})
@@ -215,10 +217,10 @@ func TestOutbox(t *testing.T) {
 				t.Fatalf("claim: %v %v", rows, err)
 			}
 			f := rows[0]
-			if ok, err := s.FinishForward(ctx, &f, "someone else", models.Attempt{State: models.ActuationDelivered}); ok || err != nil {
+			if ok, err := s.FinishForward(ctx, &f, "someone else", store.Attempt{State: models.ActuationDelivered}); ok || err != nil {
 				t.Fatalf("a lost claim must record nothing: %v %v", ok, err)
 			}
-			ok, err := s.FinishForward(ctx, &f, "me", models.Attempt{State: models.ActuationPending, NextAt: time.Now(), HTTPStatus: 503, Error: "HTTP 503"})
+			ok, err := s.FinishForward(ctx, &f, "me", store.Attempt{State: models.ActuationPending, NextAt: time.Now(), HTTPStatus: 503, Error: "HTTP 503"})
 			if !ok || err != nil {
 				t.Fatalf("finish: %v %v", ok, err)
 			}

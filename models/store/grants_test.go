@@ -1,20 +1,22 @@
-package models_test
+package store_test
 
 import (
 	"encoding/json"
-	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/internal/testkit"
+
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 )
 
 const emptyBody = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
-func runtime(t *testing.T, s *models.Store, name string) models.Principal {
+func runtime(t *testing.T, s *store.Store, name string) models.Principal {
 	t.Helper()
 	tok, _, err := s.CreateToken(ctx, models.RoleRuntime, name)
 	if err != nil {
@@ -29,7 +31,7 @@ func merge() models.Target {
 		Path: "/repos/acme/widgets/pulls/7/merge", Query: "merge_method=squash", BodySHA256: emptyBody}
 }
 
-func filePending(t *testing.T, s *models.Store, p models.Principal, tg models.Target, id string) (*models.Grant, *models.Request) {
+func filePending(t *testing.T, s *store.Store, p models.Principal, tg models.Target, id string) (*models.Grant, *models.Request) {
 	t.Helper()
 	g, r, err := s.CreatePending(ctx, p, models.NewGrant{Target: tg, Policy: "github-merge", Middleware: "netguard", PendingID: id})
 	if err != nil {
@@ -38,7 +40,7 @@ func filePending(t *testing.T, s *models.Store, p models.Principal, tg models.Ta
 	return g, r
 }
 
-func decideGrant(t *testing.T, s *models.Store, r *models.Request, option string) {
+func decideGrant(t *testing.T, s *store.Store, r *models.Request, option string) {
 	t.Helper()
 	if _, err := s.Decide(ctx, r.ID, models.Decision{Version: r.Version, Option: option, By: "operator:o", Via: "api"}); err != nil {
 		t.Fatalf("decide %s: %v", option, err)
@@ -53,8 +55,8 @@ func wantCode(t *testing.T, err error, code string) {
 }
 
 func TestPendingFile(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
-		s, _ := modelstest.Store(t, dialect)
+	storetest.Each(t, func(t *testing.T, dialect string) {
+		s, _ := storetest.Store(t, dialect)
 		rt := runtime(t, s, "mw")
 
 		t.Run("files an approval Gatehouse words, bound to the digest", func(t *testing.T) {
@@ -132,7 +134,7 @@ func TestPendingFile(t *testing.T) {
 		t.Run("the filer cannot reword the approval", func(t *testing.T) {
 			_, r := filePending(t, s, rt, merge(), "")
 			title := "Allow a harmless read"
-			_, err := s.PatchRequest(ctx, r.ID, rt, models.Patch{Title: &title})
+			_, err := s.PatchRequest(ctx, r.ID, rt, store.Patch{Title: &title})
 			wantCode(t, err, models.ECodeForbidden)
 		})
 
@@ -161,7 +163,7 @@ func TestPendingFile(t *testing.T) {
 	})
 }
 
-func assertAuditCarries(t *testing.T, a models.Audit, g *models.Grant) {
+func assertAuditCarries(t *testing.T, a store.Audit, g *models.Grant) {
 	t.Helper()
 	var d map[string]any
 	if err := json.Unmarshal([]byte(a.Detail), &d); err != nil {
@@ -173,8 +175,8 @@ func assertAuditCarries(t *testing.T, a models.Audit, g *models.Grant) {
 }
 
 func TestPendingClaim(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
-		s, _ := modelstest.Store(t, dialect)
+	storetest.Each(t, func(t *testing.T, dialect string) {
+		s, _ := storetest.Store(t, dialect)
 		rt := runtime(t, s, "mw")
 
 		t.Run("pending, approve, claim once, then the request is new", func(t *testing.T) {
@@ -294,8 +296,8 @@ func TestPendingClaim(t *testing.T) {
 }
 
 func TestPendingExpiry(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
-		s, _ := modelstest.Store(t, dialect)
+	storetest.Each(t, func(t *testing.T, dialect string) {
+		s, _ := storetest.Store(t, dialect)
 		now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 		s.Now = func() time.Time { return now }
 		rt := runtime(t, s, "mw")
@@ -339,8 +341,8 @@ func TestPendingExpiry(t *testing.T) {
 }
 
 func TestPendingConcurrentClaims(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
-		s, _ := modelstest.Store(t, dialect)
+	storetest.Each(t, func(t *testing.T, dialect string) {
+		s, _ := storetest.Store(t, dialect)
 		rt := runtime(t, s, "mw")
 		_, r := filePending(t, s, rt, merge(), "")
 		decideGrant(t, s, r, "approve")

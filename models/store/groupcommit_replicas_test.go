@@ -1,11 +1,12 @@
-package models_test
+package store_test
 
 import (
 	"sync"
 	"testing"
 
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 )
 
 // TestBatchesOfTwoStores: two stores on one database (two replicas on
@@ -16,7 +17,7 @@ import (
 // would abort one with a deadlock and every writer in it would fail. Only the
 // conflicts of racing on the same request may come back.
 func TestBatchesOfTwoStores(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
+	storetest.Each(t, func(t *testing.T, dialect string) {
 		a, b := replicas(t, dialect)
 		p := agent(t, a, "racer")
 		const rounds, writers = 40, 6
@@ -25,14 +26,14 @@ func TestBatchesOfTwoStores(t *testing.T) {
 		for range rounds {
 			r := file(t, a, p, models.NewRequest{Unsealed: true})
 			for w := range writers {
-				s := []*models.Store{a, b}[w%2]
+				s := []*store.Store{a, b}[w%2]
 				wg.Go(func() {
 					var err error
 					switch w % 3 {
 					case 0:
 						_, err = s.Decide(ctx, r.ID, models.Decision{Version: 1, Option: "once", By: "operator:o", Via: "api"})
 					case 1:
-						_, err = s.PatchRequest(ctx, r.ID, p, models.Patch{Summary: ptr("edited")})
+						_, err = s.PatchRequest(ctx, r.ID, p, store.Patch{Summary: ptr("edited")})
 					default:
 						_, _, err = s.CreateRequest(ctx, p, models.NewRequest{Title: "beside", Options: allowDeny()}, "")
 					}

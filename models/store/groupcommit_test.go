@@ -1,4 +1,4 @@
-package models_test
+package store_test
 
 import (
 	"context"
@@ -7,7 +7,8 @@ import (
 	"time"
 
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 	"gorm.io/gorm"
 )
 
@@ -30,8 +31,8 @@ func within[T any](t *testing.T, c <-chan T, what string) T {
 // up before its turn leave nothing, the others all commit, and the audit
 // chain the batch wrote verifies.
 func TestGroupCommit(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
-		s, _ := modelstest.Store(t, dialect)
+	storetest.Each(t, func(t *testing.T, dialect string) {
+		s, _ := storetest.Store(t, dialect)
 		p := agent(t, s, "writer")
 		taken, _, err := s.CreateToken(ctx, models.RoleAgent, "taken")
 		if err != nil {
@@ -43,8 +44,8 @@ func TestGroupCommit(t *testing.T) {
 			const writers = creates + 3 // + own error, constraint, cancelled
 			queued := make(chan int, 4*writers)
 			sizes := make(chan int, 4*writers)
-			models.GroupCommits(s, func(n int) { queued <- n }, func(n int) { sizes <- n })
-			t.Cleanup(func() { models.GroupCommits(s, nil, nil) })
+			store.GroupCommits(s, func(n int) { queued <- n }, func(n int) { sizes <- n })
+			t.Cleanup(func() { store.GroupCommits(s, nil, nil) })
 
 			// A first writer holds the batch open while the others queue, so
 			// they all land in the next one together.
@@ -52,7 +53,7 @@ func TestGroupCommit(t *testing.T) {
 			held := make(chan error, 1)
 			holding := make(chan struct{})
 			go func() {
-				held <- models.Transact(s, ctx, func(tx *gorm.DB) error { close(holding); <-release; return nil })
+				held <- store.Transact(s, ctx, func(tx *gorm.DB) error { close(holding); <-release; return nil })
 			}()
 			within(t, holding, "the first writer to hold the batch")
 			within(t, queued, "the first writer's arrival")
@@ -74,19 +75,19 @@ func TestGroupCommit(t *testing.T) {
 			}
 			errOwn := errors.New("the writer's own failure")
 			go func() {
-				results <- result{id: "tok_doomed", err: models.Transact(s, ctx, func(tx *gorm.DB) error {
+				results <- result{id: "tok_doomed", err: store.Transact(s, ctx, func(tx *gorm.DB) error {
 					if err := tx.Create(&models.Token{ID: "tok_doomed", Name: "doomed", Role: models.RoleAgent, Hash: "doomed-hash"}).Error; err != nil {
 						return err
 					}
 					// Its audit entry goes with it: the batch's head must too.
-					if err := models.AppendAudit(tx, &models.Audit{RequestID: "req_doomed", Version: 1, Action: "create", Actor: "agent:doomed", CreatedAt: time.Now()}); err != nil {
+					if err := store.AppendAudit(tx, &store.Audit{RequestID: "req_doomed", Version: 1, Action: "create", Actor: "agent:doomed", CreatedAt: time.Now()}); err != nil {
 						return err
 					}
 					return errOwn
 				})}
 			}()
 			go func() {
-				results <- result{id: "tok_dup", err: models.Transact(s, ctx, func(tx *gorm.DB) error {
+				results <- result{id: "tok_dup", err: store.Transact(s, ctx, func(tx *gorm.DB) error {
 					if err := tx.Create(&models.Token{ID: "tok_first_half", Name: "half", Role: models.RoleAgent, Hash: "half-hash"}).Error; err != nil {
 						return err
 					}
@@ -96,7 +97,7 @@ func TestGroupCommit(t *testing.T) {
 			gone, cancel := context.WithCancel(ctx)
 			cancel()
 			go func() {
-				results <- result{id: "tok_gone", err: models.Transact(s, gone, func(tx *gorm.DB) error {
+				results <- result{id: "tok_gone", err: store.Transact(s, gone, func(tx *gorm.DB) error {
 					return tx.Create(&models.Token{ID: "tok_gone", Name: "gone", Role: models.RoleAgent, Hash: "gone-hash"}).Error
 				})}
 			}()

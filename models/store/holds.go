@@ -1,9 +1,10 @@
-package models
+package store
 
 import (
 	"context"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/models"
 	"gorm.io/gorm"
 )
 
@@ -17,8 +18,8 @@ import (
 func (s *Store) ReleaseHolds(ctx context.Context) (int, time.Time, error) {
 	now := s.now()
 	db := s.DB.WithContext(ctx)
-	var due []Request
-	err := db.Where("status = ? AND hold_until IS NOT NULL AND hold_until <= ? AND expires_at > ?", StatusOpen, now, now).
+	var due []models.Request
+	err := db.Where("status = ? AND hold_until IS NOT NULL AND hold_until <= ? AND expires_at > ?", models.StatusOpen, now, now).
 		Order("hold_until").Limit(500).Find(&due).Error
 	if err != nil {
 		return 0, time.Time{}, err
@@ -31,14 +32,14 @@ func (s *Store) ReleaseHolds(ctx context.Context) (int, time.Time, error) {
 			if r.HoldThen == nil || r.HoldRule == nil {
 				return errRaced
 			}
-			if why := r.holdBroken(); why != "" {
+			if why := holdBroken(r); why != "" {
 				action = "edit"
 				return s.lapseHold(tx, r, now, why)
 			}
-			d := Decision{Version: r.Version, Option: *r.HoldThen, By: ViaRule(*r.HoldRule), Via: ViaRuleWindow(*r.HoldRule)}
+			d := models.Decision{Version: r.Version, Option: *r.HoldThen, By: models.ViaRule(*r.HoldRule), Via: models.ViaRuleWindow(*r.HoldRule)}
 			return s.resolve(tx, r, d, "decide")
-		}, func() (*Request, string) { return r, action })
-		if err == errRaced || ErrorCode(err) != ECodeInternal {
+		}, func() (*models.Request, string) { return r, action })
+		if err == errRaced || models.ErrorCode(err) != models.ECodeInternal {
 			continue // decided, edited or released elsewhere first
 		}
 		if err != nil {
@@ -52,9 +53,9 @@ func (s *Store) ReleaseHolds(ctx context.Context) (int, time.Time, error) {
 
 // NextHold returns when the next pending hold window ends; zero when none.
 func (s *Store) NextHold(ctx context.Context) (time.Time, error) {
-	var next []Request
+	var next []models.Request
 	err := s.DB.WithContext(ctx).Select("hold_until").
-		Where("status = ? AND hold_until IS NOT NULL AND expires_at > ?", StatusOpen, s.now()).
+		Where("status = ? AND hold_until IS NOT NULL AND expires_at > ?", models.StatusOpen, s.now()).
 		Order("hold_until").Limit(1).Find(&next).Error
 	if err != nil || len(next) == 0 || next[0].HoldUntil == nil {
 		return time.Time{}, err
@@ -66,7 +67,7 @@ func (s *Store) NextHold(ctx context.Context) (time.Time, error) {
 // option is gone, or its effect is not the one the rule chose at hold time
 // (a hold stored before effects were recorded has none, and lapses too). ""
 // when the option still stands.
-func (r *Request) holdBroken() string {
+func holdBroken(r *models.Request) string {
 	o, ok := r.Option(*r.HoldThen)
 	switch {
 	case !ok:
@@ -79,8 +80,8 @@ func (r *Request) holdBroken() string {
 
 // lapseHold drops a hold whose option no longer stands, raising the version:
 // the HELD mark the operator saw is gone.
-func (s *Store) lapseHold(tx *gorm.DB, r *Request, now time.Time, why string) error {
-	res := tx.Model(&Request{}).Where("id = ? AND version = ? AND status = ?", r.ID, r.Version, StatusOpen).
+func (s *Store) lapseHold(tx *gorm.DB, r *models.Request, now time.Time, why string) error {
+	res := tx.Model(&models.Request{}).Where("id = ? AND version = ? AND status = ?", r.ID, r.Version, models.StatusOpen).
 		Updates(map[string]any{"hold_until": nil, "hold_then": nil, "hold_effect": nil, "version": r.Version + 1, "updated_at": now})
 	if res.Error != nil {
 		return res.Error
@@ -89,6 +90,8 @@ func (s *Store) lapseHold(tx *gorm.DB, r *Request, now time.Time, why string) er
 		return errRaced
 	}
 	r.HoldUntil, r.HoldThen, r.HoldEffect, r.Version, r.UpdatedAt = nil, nil, nil, r.Version+1, now
-	return s.audit(tx, r, "hold_lapsed", ViaRule(*r.HoldRule), ViaRuleWindow(*r.HoldRule),
+	return s.audit(tx, r, "hold_lapsed", models.ViaRule(*r.HoldRule), models.ViaRuleWindow(*r.HoldRule),
 		map[string]any{"rule": *r.HoldRule, "why": why})
 }
+
+func quote(s string) string { return `"` + s + `"` }

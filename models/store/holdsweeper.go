@@ -1,9 +1,11 @@
-package models
+package store
 
 import (
 	"context"
 	"log/slog"
 	"time"
+
+	"github.com/gatehousehq/gatehouse/models"
 )
 
 // HoldSweeper ends hold windows on time. It sleeps until the next window ends and
@@ -47,7 +49,7 @@ func (h *HoldSweeper) Run(ctx context.Context) {
 				h.arm(timer, h.Store.Now())
 				continue
 			}
-			if (ch.Action != "create" && ch.Action != "edit" && ch.Action != ActionResync) || !h.Store.Rules.Current().HasHold() {
+			if (ch.Action != "create" && ch.Action != "edit" && ch.Action != models.ActionResync) || !h.Store.Rules.Current().HasHold() {
 				continue
 			}
 			h.drain(sub)

@@ -1,4 +1,4 @@
-package models
+package store
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"crypto/rand"
 	"fmt"
 	"time"
+
+	"github.com/gatehousehq/gatehouse/models"
 )
 
 // ServerKey is the Ed25519 key pair that signs forwards. It is made at first
@@ -37,7 +39,7 @@ func (s *Store) SigningKey(ctx context.Context) (*ServerKey, error) {
 	if err != nil {
 		return nil, fmt.Errorf("generate signing key: %w", err)
 	}
-	k := ServerKey{ID: NewID("key_"), Seed: priv.Seed(), Public: pub, CreatedAt: s.now()}
+	k := ServerKey{ID: models.NewID("key_"), Seed: priv.Seed(), Public: pub, CreatedAt: s.now()}
 	if err := db.Create(&k).Error; err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package models_test
+package store_test
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 	"github.com/gatehousehq/gatehouse/web"
 )
 
@@ -17,9 +17,9 @@ func TestLoginTicketEndsWhenAnOperatorExists(t *testing.T) {
 	if web.LoginTicketTTL > 15*time.Minute {
 		t.Fatalf("a login link lives %s, want at most 15m", web.LoginTicketTTL)
 	}
-	modelstest.Each(t, func(t *testing.T, dialect string) {
+	storetest.Each(t, func(t *testing.T, dialect string) {
 		ctx := context.Background()
-		s, _ := modelstest.Store(t, dialect)
+		s, _ := storetest.Store(t, dialect)
 		before, err := s.CreateLoginTicket(ctx, web.LoginTicketTTL)
 		if err != nil {
 			t.Fatal(err)

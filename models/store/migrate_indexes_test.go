@@ -1,11 +1,12 @@
-package models_test
+package store_test
 
 import (
 	"testing"
 	"time"
 
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 )
 
 // A database from before requests' nullable columns had partial indexes loses
@@ -13,8 +14,8 @@ import (
 // idempotency keys and pending ids unique while any number of rows leave them
 // NULL.
 func TestMigratePartialIndexes(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
-		db := modelstest.DB(t, dialect)
+	storetest.Each(t, func(t *testing.T, dialect string) {
+		db := storetest.DB(t, dialect)
 		for _, q := range []string{
 			"CREATE INDEX idx_requests_runtime_id ON requests (runtime_id)",
 			"CREATE UNIQUE INDEX idx_requests_owner_pending ON requests (owner_id, pending_id)",
@@ -25,7 +26,7 @@ func TestMigratePartialIndexes(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if err := models.Migrate(db); err != nil {
+		if err := store.Migrate(db); err != nil {
 			t.Fatal(err)
 		}
 		m := db.Migrator()

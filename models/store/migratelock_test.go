@@ -1,25 +1,27 @@
-package models_test
+package store_test
 
 import (
-	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/internal/testkit"
+
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 )
 
 // Replicas started together migrate one fresh database at once.
 func TestMigrateLockedConcurrently(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
-		url := modelstest.URL(t, dialect)
+	storetest.Each(t, func(t *testing.T, dialect string) {
+		url := storetest.URL(t, dialect)
 		const n = 4
 		errs := make([]error, n)
 		var wg sync.WaitGroup
 		for i := range n {
-			db := modelstest.Open(t, url)
-			wg.Go(func() { errs[i] = models.MigrateLocked(db) })
+			db := storetest.Open(t, url)
+			wg.Go(func() { errs[i] = store.MigrateLocked(db) })
 		}
 		testkit.Wait(t, &wg, "the concurrent calls to finish")
 		for i, err := range errs {
@@ -33,8 +35,8 @@ func TestMigrateLockedConcurrently(t *testing.T) {
 // A database made when pending ids were unique across owners is re-keyed, its
 // grants kept, so another owner's id is free.
 func TestMigrateScopesPendingIDs(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
-		db := modelstest.Open(t, modelstest.URL(t, dialect))
+	storetest.Each(t, func(t *testing.T, dialect string) {
+		db := storetest.Open(t, storetest.URL(t, dialect))
 		// The old shape: grants keyed on pending_id alone, requests' pending_id unique.
 		ts := "timestamptz"
 		if dialect == "sqlite" {
@@ -59,13 +61,13 @@ func TestMigrateScopesPendingIDs(t *testing.T) {
 			"body_sha256": "b", "state": "pending", "created_at": now, "expires_at": now}).Error; err != nil {
 			t.Fatal(err)
 		}
-		if err := models.Migrate(db); err != nil {
+		if err := store.Migrate(db); err != nil {
 			t.Fatal(err)
 		}
 		if err := db.Exec("CREATE UNIQUE INDEX idx_requests_pending_id ON requests (pending_id)").Error; err != nil {
 			t.Fatal(err)
 		}
-		if err := models.Migrate(db); err != nil {
+		if err := store.Migrate(db); err != nil {
 			t.Fatal(err)
 		}
 		m := db.Migrator()
@@ -94,9 +96,9 @@ func TestMigrateScopesPendingIDs(t *testing.T) {
 // SQLite only: the rebuild is SQLite's way of altering a column.
 func TestMigrateAgainRebuildsNothing(t *testing.T) {
 	t.Run("sqlite", func(t *testing.T) {
-		url := modelstest.URL(t, "sqlite")
+		url := storetest.URL(t, "sqlite")
 		rootpages := func() map[string]int {
-			db, err := models.OpenDB(url)
+			db, err := store.OpenDB(url)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -106,7 +108,7 @@ func TestMigrateAgainRebuildsNothing(t *testing.T) {
 				}
 			}()
 			done := make(chan error, 1)
-			go func() { done <- models.MigrateLocked(db) }()
+			go func() { done <- store.MigrateLocked(db) }()
 			if err := testkit.Recv(t, done, "the migration"); err != nil {
 				t.Fatal(err)
 			}
@@ -124,11 +126,11 @@ func TestMigrateAgainRebuildsNothing(t *testing.T) {
 			return m
 		}
 		first := rootpages()
-		db, err := models.OpenDB(url)
+		db, err := store.OpenDB(url)
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := models.NewStore(db, models.NewChanges())
+		s := store.NewStore(db, store.NewChanges())
 		file(t, s, agent(t, s, "a"), models.NewRequest{}) // rows in the tables, the audit head's among them
 		if sqlDB, err := db.DB(); err == nil {
 			sqlDB.Close()

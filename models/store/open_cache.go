@@ -1,8 +1,10 @@
-package models
+package store
 
 import (
 	"slices"
 	"sync"
+
+	"github.com/gatehousehq/gatehouse/models"
 )
 
 // maxOpenCached and maxOpenCachedBytes bound the open records kept (their
@@ -25,14 +27,14 @@ const (
 // entry never refuses one the database would take.
 type openCache struct {
 	mu    sync.Mutex
-	m     map[string]Request
+	m     map[string]models.Request
 	bytes int // textBytes of the records in m
 }
 
-func newOpenCache() *openCache { return &openCache{m: map[string]Request{}} }
+func newOpenCache() *openCache { return &openCache{m: map[string]models.Request{}} }
 
 // get returns a copy of the cached record of id, which the caller may change.
-func (c *openCache) get(id string) (*Request, bool) {
+func (c *openCache) get(id string) (*models.Request, bool) {
 	c.mu.Lock()
 	r, ok := c.m[id]
 	c.mu.Unlock()
@@ -45,7 +47,7 @@ func (c *openCache) get(id string) (*Request, bool) {
 
 // committed takes the records of changes just committed: an open one is kept
 // (unless an entry as new is there already), any other is dropped.
-func (c *openCache) committed(changes []Change) {
+func (c *openCache) committed(changes []models.Change) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, ch := range changes {
@@ -81,13 +83,13 @@ func (c *openCache) drop(id string) {
 	c.mu.Unlock()
 }
 
-func (c *openCache) remove(id string, r *Request) {
+func (c *openCache) remove(id string, r *models.Request) {
 	delete(c.m, id)
 	c.bytes -= textBytes(r)
 }
 
 // textBytes is roughly what r's text takes: the fields a filer sizes.
-func textBytes(r *Request) int {
+func textBytes(r *models.Request) int {
 	n := len(r.Title) + len(r.Summary) + len(r.Detail) + len(r.Command) + len(r.Tool)
 	for _, o := range r.Options {
 		n += len(o.ID) + len(o.Label) + len(o.Saves)

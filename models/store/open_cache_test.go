@@ -1,4 +1,4 @@
-package models_test
+package store_test
 
 import (
 	"fmt"
@@ -6,26 +6,27 @@ import (
 	"testing"
 
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 )
 
 // TestDecideOnAGuess: a store decides on the record it committed last without
 // reading it back, and another store changing the request in between never
 // makes that guess decide wrongly or refuse what the database would take.
 func TestDecideOnAGuess(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
+	storetest.Each(t, func(t *testing.T, dialect string) {
 		a, b := replicas(t, dialect)
 		p := agent(t, a, "a1")
 
 		t.Run("a filing is guessed at, a decision drops it", func(t *testing.T) {
 			r := file(t, a, p, models.NewRequest{})
-			if !models.OpenCached(a, r.ID) {
+			if !store.OpenCached(a, r.ID) {
 				t.Fatal("the filing's record is not kept")
 			}
 			if _, err := a.Decide(ctx, r.ID, models.Decision{Version: 1, Option: "once", By: "operator:a", Via: "api"}); err != nil {
 				t.Fatal(err)
 			}
-			if models.OpenCached(a, r.ID) {
+			if store.OpenCached(a, r.ID) {
 				t.Error("a decided request is still kept")
 			}
 		})
@@ -46,7 +47,7 @@ func TestDecideOnAGuess(t *testing.T) {
 			if trail := actions(t, b, r.ID); !equal(trail, []string{"create/api", "decide/api"}) {
 				t.Fatalf("trail %v", trail)
 			}
-			if models.OpenCached(a, r.ID) {
+			if store.OpenCached(a, r.ID) {
 				t.Error("a guess that did not stand is kept")
 			}
 		})
@@ -54,7 +55,7 @@ func TestDecideOnAGuess(t *testing.T) {
 		t.Run("edited elsewhere: a decision on the new version is taken, on the new record", func(t *testing.T) {
 			r := file(t, a, p, models.NewRequest{Unsealed: true})
 			const now = "now it deletes the branch"
-			if _, err := b.PatchRequest(ctx, r.ID, p, models.Patch{Summary: ptr(now)}); err != nil {
+			if _, err := b.PatchRequest(ctx, r.ID, p, store.Patch{Summary: ptr(now)}); err != nil {
 				t.Fatal(err)
 			}
 			got, err := a.Decide(ctx, r.ID, models.Decision{Version: 2, Option: "once", By: "operator:a", Via: "api"})
@@ -71,7 +72,7 @@ func TestDecideOnAGuess(t *testing.T) {
 
 		t.Run("edited elsewhere: a decision on the old version is a conflict", func(t *testing.T) {
 			r := file(t, a, p, models.NewRequest{Unsealed: true})
-			if _, err := b.PatchRequest(ctx, r.ID, p, models.Patch{Summary: ptr("changed")}); err != nil {
+			if _, err := b.PatchRequest(ctx, r.ID, p, store.Patch{Summary: ptr("changed")}); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := a.Decide(ctx, r.ID, models.Decision{Version: 1, Option: "once", By: "operator:a", Via: "api"}); models.ErrorCode(err) != models.ECodeVersionConflict {
@@ -93,7 +94,7 @@ func TestOpenCacheBounds(t *testing.T) {
 		return models.Change{RequestID: id, Version: version, Status: r.Status, Record: r}
 	}
 	t.Run("count", func(t *testing.T) {
-		c := models.NewOpenCache()
+		c := store.NewOpenCache()
 		for i := range 3000 {
 			c.Committed([]models.Change{open(fmt.Sprint("req_", i), 1, 0)})
 		}
@@ -102,7 +103,7 @@ func TestOpenCacheBounds(t *testing.T) {
 		}
 	})
 	t.Run("bytes", func(t *testing.T) {
-		c := models.NewOpenCache()
+		c := store.NewOpenCache()
 		for i := range 300 {
 			c.Committed([]models.Change{open(fmt.Sprint("req_", i), 1, 32<<10)})
 		}
@@ -112,7 +113,7 @@ func TestOpenCacheBounds(t *testing.T) {
 		}
 	})
 	t.Run("replaced and removed", func(t *testing.T) {
-		c := models.NewOpenCache()
+		c := store.NewOpenCache()
 		c.Committed([]models.Change{open("req_a", 1, 100), open("req_b", 1, 10)})
 		c.Committed([]models.Change{open("req_a", 2, 50)})
 		c.Committed([]models.Change{open("req_a", 1, 70)}) // older: ignored

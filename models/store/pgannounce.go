@@ -1,4 +1,4 @@
-package models
+package store
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/models"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgxlisten"
@@ -74,7 +75,7 @@ func connectListener(ctx context.Context, url string) (*pgx.Conn, error) {
 // and NOTIFY, no NOTIFY that reached only this process — and a NOTIFY that
 // cannot be queued fails the transaction, which then changes nothing. The
 // store announces this way.
-func (a *PGAnnouncer) AnnounceTx(tx *gorm.DB, ch Change) error {
+func (a *PGAnnouncer) AnnounceTx(tx *gorm.DB, ch models.Change) error {
 	payload, err := notifyPayload(ch)
 	if err != nil {
 		return err
@@ -89,7 +90,7 @@ const MaxNotifyPayload = 7999
 // notifyPayload encodes ch with its record when that fits a NOTIFY, so other
 // replicas' waiters answer without a read; a bigger record (a long detail) is
 // left out and receivers read it.
-func notifyPayload(ch Change) (string, error) {
+func notifyPayload(ch models.Change) (string, error) {
 	payload, err := json.Marshal(ch)
 	if err != nil {
 		return "", err
@@ -106,7 +107,7 @@ func notifyPayload(ch Change) (string, error) {
 // Announce sends ch to every replica on its own, for a change committed
 // outside the store's transactions. If that NOTIFY fails the change is
 // delivered here only, and logged; other replicas see it at their next resync.
-func (a *PGAnnouncer) Announce(ch Change) {
+func (a *PGAnnouncer) Announce(ch models.Change) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := a.AnnounceTx(a.DB.WithContext(ctx), ch); err != nil {
@@ -148,7 +149,7 @@ func (a *PGAnnouncer) Run(ctx context.Context) {
 type relay struct{ a *PGAnnouncer }
 
 func (r relay) HandleNotification(_ context.Context, n *pgconn.Notification, _ *pgx.Conn) error {
-	var ch Change
+	var ch models.Change
 	if err := json.Unmarshal([]byte(n.Payload), &ch); err != nil {
 		return fmt.Errorf("decode change %q: %w", n.Payload, err)
 	}

@@ -1,4 +1,4 @@
-package models_test
+package store_test
 
 import (
 	"context"
@@ -7,7 +7,8 @@ import (
 
 	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 	"github.com/jackc/pgx/v5"
 	"gorm.io/gorm"
 )
@@ -19,15 +20,15 @@ const guard = 30 * time.Second
 // replica is one process's view: its own Changes, store and listen connection,
 // all on one shared database.
 type replica struct {
-	store   *models.Store
-	changes *models.Changes
-	ann     *models.PGAnnouncer
+	store   *store.Store
+	changes *store.Changes
+	ann     *store.PGAnnouncer
 }
 
 func startReplica(t *testing.T, url string, db *gorm.DB, connect func(context.Context) (*pgx.Conn, error)) *replica {
 	t.Helper()
-	changes := models.NewChanges()
-	ann := models.NewPGAnnouncer(url, db, changes)
+	changes := store.NewChanges()
+	ann := store.NewPGAnnouncer(url, db, changes)
 	ann.ReconnectDelay = 10 * time.Millisecond
 	if connect != nil {
 		ann.Connect = connect
@@ -37,7 +38,7 @@ func startReplica(t *testing.T, url string, db *gorm.DB, connect func(context.Co
 	go func() { defer close(done); ann.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
 	waitClosed(t, ann.Listening(), "first LISTEN")
-	return &replica{store: models.NewStore(db, ann), changes: changes, ann: ann}
+	return &replica{store: store.NewStore(db, ann), changes: changes, ann: ann}
 }
 
 func waitClosed(t *testing.T, c <-chan struct{}, what string) {
@@ -49,7 +50,7 @@ func waitClosed(t *testing.T, c <-chan struct{}, what string) {
 	}
 }
 
-func nextChange(t *testing.T, sub *models.Subscription) models.Change {
+func nextChange(t *testing.T, sub *store.Subscription) models.Change {
 	t.Helper()
 	select {
 	case ch, ok := <-sub.C:
@@ -65,7 +66,7 @@ func nextChange(t *testing.T, sub *models.Subscription) models.Change {
 
 // skipResyncs returns the next change that is not a resync (the first LISTEN
 // announces one).
-func skipResyncs(t *testing.T, sub *models.Subscription) models.Change {
+func skipResyncs(t *testing.T, sub *store.Subscription) models.Change {
 	t.Helper()
 	for {
 		if ch := nextChange(t, sub); ch.Action != models.ActionResync {
@@ -75,8 +76,8 @@ func skipResyncs(t *testing.T, sub *models.Subscription) models.Change {
 }
 
 func TestPGAnnouncer(t *testing.T) {
-	url := modelstest.URL(t, "postgres")
-	db := modelstest.Migrated(t, url)
+	url := storetest.URL(t, "postgres")
+	db := storetest.Migrated(t, url)
 
 	t.Run("a change reaches every replica, and its own once", func(t *testing.T) {
 		a := startReplica(t, url, db, nil)
@@ -88,7 +89,7 @@ func TestPGAnnouncer(t *testing.T) {
 		watch, stop := b.changes.Watch(r.ID)
 		defer stop()
 
-		for name, sub := range map[string]*models.Subscription{"own": subA, "other": subB} {
+		for name, sub := range map[string]*store.Subscription{"own": subA, "other": subB} {
 			if ch := skipResyncs(t, sub); ch.RequestID != r.ID || ch.Action != "create" || ch.Version != 1 || ch.Status != models.StatusOpen {
 				t.Fatalf("%s replica got %+v, want the create of %s", name, ch, r.ID)
 			}
@@ -99,7 +100,7 @@ func TestPGAnnouncer(t *testing.T) {
 		waitClosed(t, watch, "the other replica's watcher woken")
 		// The next change on each replica is the decide: a second copy of the
 		// create (local delivery plus NOTIFY) would come first.
-		for name, sub := range map[string]*models.Subscription{"own": subA, "other": subB} {
+		for name, sub := range map[string]*store.Subscription{"own": subA, "other": subB} {
 			if ch := nextChange(t, sub); ch.RequestID != r.ID || ch.Action != "decide" || ch.Version != 2 {
 				t.Fatalf("%s replica got %+v, want the decide of %s", name, ch, r.ID)
 			}
@@ -111,7 +112,7 @@ func TestPGAnnouncer(t *testing.T) {
 		b := startReplica(t, url, db, nil)
 		// The announcer's own pool is gone: a NOTIFY sent after the commit, on
 		// its own, fails and reaches this process only.
-		broken, err := models.OpenDB(url)
+		broken, err := store.OpenDB(url)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -204,8 +205,8 @@ func TestPGAnnouncer(t *testing.T) {
 // A decision's runtime id travels in the NOTIFY payload, so a feed waiting on
 // another replica wakes for it.
 func TestPGAnnouncerCarriesRuntime(t *testing.T) {
-	url := modelstest.URL(t, "postgres")
-	db := modelstest.Migrated(t, url)
+	url := storetest.URL(t, "postgres")
+	db := storetest.Migrated(t, url)
 	a := startReplica(t, url, db, nil)
 	b := startReplica(t, url, db, nil)
 	p := runtimeToken(t, a.store, "r")

@@ -1,4 +1,4 @@
-package models
+package store
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/models"
 	"gorm.io/gorm/clause"
 )
 
@@ -50,7 +51,7 @@ func (s *Store) VAPIDKeys(ctx context.Context) (VAPIDKeys, error) {
 	}
 	var k VAPIDKeys
 	if err := json.Unmarshal([]byte(row.Value), &k); err != nil {
-		return VAPIDKeys{}, Errorf(ECodeInternal, "stored VAPID keys are unreadable: %v", err)
+		return VAPIDKeys{}, models.Errorf(models.ECodeInternal, "stored VAPID keys are unreadable: %v", err)
 	}
 	return k, nil
 }

@@ -1,4 +1,4 @@
-package models
+package store
 
 import (
 	"database/sql"
@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gatehousehq/gatehouse/models"
 	"gorm.io/gorm"
 )
 
@@ -22,8 +23,8 @@ const requestColumns = "id, kind, status, version, title, summary, detail, risk,
 // decision, wait and read loads a record, and GORM's reflection over its
 // forty fields cost several times SQLite's own work on the lookup. It returns
 // gorm.ErrRecordNotFound when there is no such row, as Take does.
-func loadRequest(tx *gorm.DB, id string) (*Request, error) {
-	var r Request
+func loadRequest(tx *gorm.DB, id string) (*models.Request, error) {
+	var r models.Request
 	err := hotScan(tx, "SELECT "+requestColumns+" FROM requests WHERE id = ?", []any{id},
 		&r.ID, &r.Kind, &r.Status, &r.Version, &r.Title, &r.Summary, &r.Detail, &r.Risk, &r.Tool, &r.Command, serialized{&r.Options}, &r.AllowAnswer,
 		&r.DefaultOption, &r.Decision, &r.Answer, &r.Note, &r.Source, serialized{&r.SourceRef}, &r.RuntimeID, &r.PendingID, &r.OwnerID, &r.IdempotencyKey,
@@ -43,9 +44,9 @@ func loadRequest(tx *gorm.DB, id string) (*Request, error) {
 // as much as SQLite's own work on it. It stores what GORM's Create stores (the
 // JSON columns as its serializer writes them, a zero actuation state as the
 // column's default); TestInsertRequest holds the two to the same row.
-func insertRequest(tx *gorm.DB, r *Request) error {
+func insertRequest(tx *gorm.DB, r *models.Request) error {
 	if r.ActuationState == "" {
-		r.ActuationState = ActuationNone
+		r.ActuationState = models.ActuationNone
 	}
 	options, err := jsonValue(r.Options)
 	if err != nil {

@@ -1,4 +1,4 @@
-package models_test
+package store_test
 
 import (
 	"errors"
@@ -9,7 +9,8 @@ import (
 	"time"
 
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 	"gorm.io/gorm"
 	"gorm.io/gorm/schema"
 )
@@ -21,7 +22,7 @@ func TestRequestColumns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cols := strings.Split(models.RequestColumns, ", ")
+	cols := strings.Split(store.RequestColumns, ", ")
 	seen := map[string]bool{}
 	for _, c := range cols {
 		if seen[c] {
@@ -43,8 +44,8 @@ func TestRequestColumns(t *testing.T) {
 // TestLoadRequest: the hand scan reads what GORM reads, with every field set
 // and with every nullable one NULL, on both databases.
 func TestLoadRequest(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
-		db := modelstest.DB(t, dialect)
+	storetest.Each(t, func(t *testing.T, dialect string) {
+		db := storetest.DB(t, dialect)
 		full, bare := fullRequest(t, "req_full"), bareRequest("req_bare")
 		for _, r := range []*models.Request{full, bare} {
 			t.Run(r.ID, func(t *testing.T) {
@@ -55,7 +56,7 @@ func TestLoadRequest(t *testing.T) {
 				if err := db.Where("id = ?", r.ID).Take(&want).Error; err != nil {
 					t.Fatal(err)
 				}
-				got, err := models.LoadRequest(db, r.ID)
+				got, err := store.LoadRequest(db, r.ID)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -65,7 +66,7 @@ func TestLoadRequest(t *testing.T) {
 			})
 		}
 		t.Run("missing", func(t *testing.T) {
-			if _, err := models.LoadRequest(db, "req_none"); !errors.Is(err, gorm.ErrRecordNotFound) {
+			if _, err := store.LoadRequest(db, "req_none"); !errors.Is(err, gorm.ErrRecordNotFound) {
 				t.Errorf("err = %v, want gorm.ErrRecordNotFound", err)
 			}
 		})
@@ -112,8 +113,8 @@ func bareRequest(id string) *models.Request {
 // TestInsertRequest: the hand INSERT stores the row GORM's Create stores, with
 // every field set and with every nullable one NULL, on both databases.
 func TestInsertRequest(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
-		db := modelstest.DB(t, dialect)
+	storetest.Each(t, func(t *testing.T, dialect string) {
+		db := storetest.DB(t, dialect)
 		for _, c := range []struct {
 			name string
 			make func(id string) *models.Request
@@ -125,7 +126,7 @@ func TestInsertRequest(t *testing.T) {
 				if err := db.Create(byGORM).Error; err != nil {
 					t.Fatal(err)
 				}
-				if err := models.InsertRequest(db, byHand); err != nil {
+				if err := store.InsertRequest(db, byHand); err != nil {
 					t.Fatal(err)
 				}
 				row := func(id string) map[string]any {
@@ -147,7 +148,7 @@ func TestInsertRequest(t *testing.T) {
 			})
 		}
 		t.Run("duplicate_id", func(t *testing.T) {
-			if err := models.InsertRequest(db, bareRequest("req_hand_bare")); !errors.Is(err, gorm.ErrDuplicatedKey) {
+			if err := store.InsertRequest(db, bareRequest("req_hand_bare")); !errors.Is(err, gorm.ErrDuplicatedKey) {
 				t.Errorf("err = %v, want gorm.ErrDuplicatedKey", err)
 			}
 		})

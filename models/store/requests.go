@@ -1,4 +1,4 @@
-package models
+package store
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/rules"
 	"gorm.io/gorm"
 )
 
@@ -19,18 +21,18 @@ import (
 // approve or deny is decided in the same transaction (audited, forwarded and
 // announced like any decision, after the filing's own announcement), and the
 // decided record is returned.
-func (s *Store) CreateRequest(ctx context.Context, p Principal, n NewRequest, idemKey string) (r *Request, created bool, err error) {
+func (s *Store) CreateRequest(ctx context.Context, p models.Principal, n models.NewRequest, idemKey string) (r *models.Request, created bool, err error) {
 	return s.createRequest(ctx, p, n, idemKey, nil)
 }
 
 // createRequest is CreateRequest that also runs rows, when set, in the
 // request's own transaction (a pending grant writes its row so).
-func (s *Store) createRequest(ctx context.Context, p Principal, n NewRequest, idemKey string, rows func(tx *gorm.DB, r *Request) error) (r *Request, created bool, err error) {
+func (s *Store) createRequest(ctx context.Context, p models.Principal, n models.NewRequest, idemKey string, rows func(tx *gorm.DB, r *models.Request) error) (r *models.Request, created bool, err error) {
 	if err := n.Normalize(); err != nil {
 		return nil, false, err
 	}
 	if len(idemKey) > 200 {
-		return nil, false, Errorf(ECodeInvalid, "Idempotency-Key is longer than 200 bytes")
+		return nil, false, models.Errorf(models.ECodeInvalid, "Idempotency-Key is longer than 200 bytes")
 	}
 	db := s.DB.WithContext(ctx)
 	// A repeated key is found by the insert's unique index, not by a read
@@ -46,37 +48,37 @@ func (s *Store) createRequest(ctx context.Context, p Principal, n NewRequest, id
 		exp = n.ExpiresIn
 	}
 	if exp > s.MaxExpiry {
-		return s.repeatOr(ctx, p, idemKey, Errorf(ECodeInvalid, "expires_in is over the server's maximum of %d seconds", int(s.MaxExpiry.Seconds())))
+		return s.repeatOr(ctx, p, idemKey, models.Errorf(models.ECodeInvalid, "expires_in is over the server's maximum of %d seconds", int(s.MaxExpiry.Seconds())))
 	}
-	r = &Request{
-		ID: NewID("req_"), Kind: n.Kind, Status: StatusOpen, Version: 1,
+	r = &models.Request{
+		ID: models.NewID("req_"), Kind: n.Kind, Status: models.StatusOpen, Version: 1,
 		Title: n.Title, Summary: n.Summary, Detail: n.Detail, Risk: n.Risk,
 		Tool: n.Tool, Command: n.Command, Options: n.Options, AllowAnswer: n.AllowAnswer,
 		DefaultOption: n.DefaultOption, Source: n.Source, SourceRef: n.SourceRef,
 		RuntimeID: n.RuntimeID, PendingID: n.PendingID, OwnerID: p.ID, CreatedBy: p.Label(),
-		CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(exp), ActuationState: ActuationNone,
+		CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(exp), ActuationState: models.ActuationNone,
 		Sealed: !n.Unsealed,
 	}
 	if r.Options == nil {
-		r.Options = []Option{}
+		r.Options = []models.Option{}
 	}
 	if idemKey != "" {
 		r.IdempotencyKey = &idemKey
 	}
 	r.FiledFor = p.For
 	v := s.Rules.Current().Evaluate(r)
-	if r.Approvers, err = stricter(v.Approvers, n.Approvers); err != nil {
+	if r.Approvers, err = models.Stricter(v.Approvers, n.Approvers); err != nil {
 		return s.repeatOr(ctx, p, idemKey, err)
 	}
-	v = v.underPolicy(r)
-	v.hold(r, now)
+	v = v.UnderPolicy(r)
+	v.Hold(r, now)
 	rule := s.ruleDecision(r, v)
-	var filed *Request // the record as filed, when the rule's decision follows it
+	var filed *models.Request // the record as filed, when the rule's decision follows it
 	err = s.transactAll(db, func(tx *gorm.DB) error {
 		if err := insertRequest(tx, r); err != nil {
 			return err
 		}
-		if err := s.audit(tx, r, "create", p.Label(), ViaAPI, nil); err != nil {
+		if err := s.audit(tx, r, "create", p.Label(), models.ViaAPI, nil); err != nil {
 			return err
 		}
 		if rows != nil {
@@ -93,11 +95,11 @@ func (s *Store) createRequest(ctx context.Context, p Principal, n NewRequest, id
 		f := *r
 		filed = &f
 		return s.resolve(tx, r, *rule, "decide")
-	}, func() []Change {
+	}, func() []models.Change {
 		if filed == nil {
-			return []Change{changeOf(r, "create")}
+			return []models.Change{changeOf(r, "create")}
 		}
-		return []Change{changeOf(filed, "create"), changeOf(r, "decide")}
+		return []models.Change{changeOf(filed, "create"), changeOf(r, "decide")}
 	})
 	if errors.Is(err, gorm.ErrDuplicatedKey) {
 		if idemKey != "" {
@@ -108,7 +110,7 @@ func (s *Store) createRequest(ctx context.Context, p Principal, n NewRequest, id
 			}
 		}
 		if n.PendingID != nil {
-			return nil, false, Errorf(ECodeConflict, "pending_id %q is already in use", *n.PendingID)
+			return nil, false, models.Errorf(models.ECodeConflict, "pending_id %q is already in use", *n.PendingID)
 		}
 	}
 	if err != nil {
@@ -122,7 +124,7 @@ func (s *Store) createRequest(ctx context.Context, p Principal, n NewRequest, id
 
 // repeatOr answers a filing that failed with err: the record key filed first
 // when key was used before (a repeat answers it whatever its body), else err.
-func (s *Store) repeatOr(ctx context.Context, p Principal, key string, err error) (*Request, bool, error) {
+func (s *Store) repeatOr(ctx context.Context, p models.Principal, key string, err error) (*models.Request, bool, error) {
 	if key != "" {
 		if first, ferr := s.byIdempotencyKey(s.reader(ctx), p.ID, key); ferr == nil {
 			return first, false, nil
@@ -133,8 +135,8 @@ func (s *Store) repeatOr(ctx context.Context, p Principal, key string, err error
 	return nil, false, err
 }
 
-func (s *Store) byIdempotencyKey(db *gorm.DB, owner, key string) (*Request, error) {
-	var r Request
+func (s *Store) byIdempotencyKey(db *gorm.DB, owner, key string) (*models.Request, error) {
+	var r models.Request
 	err := db.Where("owner_id = ? AND idempotency_key = ?", owner, key).Take(&r).Error
 	if err != nil {
 		return nil, err
@@ -143,17 +145,17 @@ func (s *Store) byIdempotencyKey(db *gorm.DB, owner, key string) (*Request, erro
 }
 
 // GetRequest returns one request; ECodeNotFound when there is none.
-func (s *Store) GetRequest(ctx context.Context, id string) (*Request, error) {
+func (s *Store) GetRequest(ctx context.Context, id string) (*models.Request, error) {
 	return load(s.reader(ctx), id)
 }
 
 // GetRequests reads the requests with the given ids in one query, in no
 // particular order; ids with no request are left out.
-func (s *Store) GetRequests(ctx context.Context, ids []string) ([]Request, error) {
+func (s *Store) GetRequests(ctx context.Context, ids []string) ([]models.Request, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	var rows []Request
+	var rows []models.Request
 	err := s.reader(ctx).Where("id IN ?", ids).Find(&rows).Error
 	return rows, err
 }
@@ -168,27 +170,27 @@ type ListFilter struct {
 	Cursor  string
 }
 
-var listStatuses = map[string]bool{"all": true, StatusOpen: true, StatusResolved: true, StatusExpired: true, StatusDismissed: true, StatusCancelled: true}
+var listStatuses = map[string]bool{"all": true, models.StatusOpen: true, models.StatusResolved: true, models.StatusExpired: true, models.StatusDismissed: true, models.StatusCancelled: true}
 
 // ListRequests returns requests newest first, and a cursor for the next page
 // ("" when there is none).
-func (s *Store) ListRequests(ctx context.Context, f ListFilter) ([]Request, string, error) {
+func (s *Store) ListRequests(ctx context.Context, f ListFilter) ([]models.Request, string, error) {
 	if f.Status == "" {
-		f.Status = StatusOpen
+		f.Status = models.StatusOpen
 	}
 	if !listStatuses[f.Status] {
-		return nil, "", Errorf(ECodeInvalid, "status %q is not one of open, resolved, expired, dismissed, cancelled, all", f.Status)
+		return nil, "", models.Errorf(models.ECodeInvalid, "status %q is not one of open, resolved, expired, dismissed, cancelled, all", f.Status)
 	}
-	if f.Kind != "" && !kinds[f.Kind] {
-		return nil, "", Errorf(ECodeInvalid, "kind %q is not a kind of request", f.Kind)
+	if f.Kind != "" && !models.Kinds[f.Kind] {
+		return nil, "", models.Errorf(models.ECodeInvalid, "kind %q is not a kind of request", f.Kind)
 	}
-	if f.Risk != "" && !risks[f.Risk] {
-		return nil, "", Errorf(ECodeInvalid, "risk %q is not one of low, medium, high", f.Risk)
+	if f.Risk != "" && !models.Risks[f.Risk] {
+		return nil, "", models.Errorf(models.ECodeInvalid, "risk %q is not one of low, medium, high", f.Risk)
 	}
 	if f.Limit <= 0 || f.Limit > 200 {
 		f.Limit = 50
 	}
-	q := s.reader(ctx).Model(&Request{})
+	q := s.reader(ctx).Model(&models.Request{})
 	if f.Status != "all" {
 		q = q.Where("status = ?", f.Status)
 	}
@@ -208,7 +210,7 @@ func (s *Store) ListRequests(ctx context.Context, f ListFilter) ([]Request, stri
 		}
 		q = q.Where("created_at < ? OR (created_at = ? AND id < ?)", at, at, id)
 	}
-	var rows []Request
+	var rows []models.Request
 	if err := q.Order("created_at DESC, id DESC").Limit(f.Limit + 1).Find(&rows).Error; err != nil {
 		return nil, "", err
 	}
@@ -234,13 +236,13 @@ func decodeCursor(c string) (time.Time, string, error) {
 			}
 		}
 	}
-	return time.Time{}, "", Errorf(ECodeInvalid, "cursor %q is not one this server gave", c)
+	return time.Time{}, "", models.Errorf(models.ECodeInvalid, "cursor %q is not one this server gave", c)
 }
 
 // CountOpen returns how many requests are open.
 func (s *Store) CountOpen(ctx context.Context) (int64, error) {
 	var n int64
-	err := s.reader(ctx).Model(&Request{}).Where("status = ?", StatusOpen).Count(&n).Error
+	err := s.reader(ctx).Model(&models.Request{}).Where("status = ?", models.StatusOpen).Count(&n).Error
 	return n, err
 }
 
@@ -250,7 +252,7 @@ type Patch struct {
 	Title         *string
 	Summary       *string
 	Detail        *string
-	Options       *[]Option
+	Options       *[]models.Option
 	DefaultOption *string
 }
 
@@ -261,9 +263,9 @@ type Patch struct {
 // kept, moved to another rule, or lapsed to the operator when nothing holds it
 // now; never later than before), and an approve or deny is decided at once
 // after the edit commits, through Decide.
-func (s *Store) PatchRequest(ctx context.Context, id string, by Principal, p Patch) (*Request, error) {
-	var r *Request
-	var v Verdict
+func (s *Store) PatchRequest(ctx context.Context, id string, by models.Principal, p Patch) (*models.Request, error) {
+	var r *models.Request
+	var v rules.Verdict
 	err := s.transact(s.DB.WithContext(ctx), func(tx *gorm.DB) error {
 		var err error
 		if r, err = load(tx, id); err != nil {
@@ -275,13 +277,13 @@ func (s *Store) PatchRequest(ctx context.Context, id string, by Principal, p Pat
 		if r.PendingID != nil {
 			// Gatehouse writes a grant's card from the request it binds; the
 			// filer may not reword it.
-			return Errorf(ECodeForbidden, "request %s is a pending grant's approval; it cannot be edited", r.ID)
+			return models.Errorf(models.ECodeForbidden, "request %s is a pending grant's approval; it cannot be edited", r.ID)
 		}
 		if r.Sealed {
-			return &Error{Code: ECodeSealed, Detail: "request " + r.ID + " is sealed: what the operator is shown cannot change after filing", Current: r}
+			return &models.Error{Code: models.ECodeSealed, Detail: "request " + r.ID + " is sealed: what the operator is shown cannot change after filing", Current: r}
 		}
 		if p.Version != 0 && p.Version != r.Version {
-			return &Error{Code: ECodeVersionConflict, Detail: fmt.Sprintf("version %d is not the current version %d", p.Version, r.Version), Current: r}
+			return &models.Error{Code: models.ECodeVersionConflict, Detail: fmt.Sprintf("version %d is not the current version %d", p.Version, r.Version), Current: r}
 		}
 		next := *r
 		if p.Title != nil {
@@ -299,15 +301,15 @@ func (s *Store) PatchRequest(ctx context.Context, id string, by Principal, p Pat
 		if p.DefaultOption != nil {
 			next.DefaultOption = *p.DefaultOption
 		}
-		if err := ValidateContent(next.Title, next.Summary, next.Detail, next.Options, next.DefaultOption, next.Kind, next.AllowAnswer); err != nil {
+		if err := models.ValidateContent(next.Title, next.Summary, next.Detail, next.Options, next.DefaultOption, next.Kind, next.AllowAnswer); err != nil {
 			return err
 		}
 		next.Version++
 		next.UpdatedAt = s.now()
 		next.EditedAt = &next.UpdatedAt
 		v = s.Rules.Current().EvaluateEdit(&next)
-		lapsed := v.rehold(&next, r, next.UpdatedAt)
-		res := tx.Model(&Request{}).Where("id = ? AND version = ? AND status = ?", r.ID, r.Version, StatusOpen).
+		lapsed := v.Rehold(&next, r, next.UpdatedAt)
+		res := tx.Model(&models.Request{}).Where("id = ? AND version = ? AND status = ?", r.ID, r.Version, models.StatusOpen).
 			Select("title", "summary", "detail", "options", "default_option", "version", "updated_at", "edited_at",
 				"hold_rule", "hold_until", "hold_then", "hold_effect").UpdateColumns(&next)
 		if res.Error != nil {
@@ -318,11 +320,11 @@ func (s *Store) PatchRequest(ctx context.Context, id string, by Principal, p Pat
 		}
 		was := r
 		r = &next
-		if err := s.audit(tx, r, "edit", by.Label(), ViaAPI, editDetail(was, r)); err != nil {
+		if err := s.audit(tx, r, "edit", by.Label(), models.ViaAPI, editDetail(was, r)); err != nil {
 			return err
 		}
 		return s.auditRejudge(tx, was, r, v, lapsed)
-	}, func() (*Request, string) { return r, "edit" })
+	}, func() (*models.Request, string) { return r, "edit" })
 	if err != nil {
 		return nil, err
 	}
@@ -330,16 +332,16 @@ func (s *Store) PatchRequest(ctx context.Context, id string, by Principal, p Pat
 }
 
 // checkOpen returns the error for acting on a request that is no longer open.
-func (s *Store) checkOpen(r *Request) error {
+func (s *Store) checkOpen(r *models.Request) error {
 	switch {
-	case r.Status == StatusResolved:
-		return &Error{Code: ECodeAlreadyDecided, Detail: "the request was already decided", Current: r}
-	case r.Status == StatusExpired:
-		return &Error{Code: ECodeExpired, Detail: "the request expired", Current: r}
-	case r.Status != StatusOpen:
-		return &Error{Code: ECodeNotOpen, Detail: "the request was " + r.Status, Current: r}
+	case r.Status == models.StatusResolved:
+		return &models.Error{Code: models.ECodeAlreadyDecided, Detail: "the request was already decided", Current: r}
+	case r.Status == models.StatusExpired:
+		return &models.Error{Code: models.ECodeExpired, Detail: "the request expired", Current: r}
+	case r.Status != models.StatusOpen:
+		return &models.Error{Code: models.ECodeNotOpen, Detail: "the request was " + r.Status, Current: r}
 	case !s.now().Before(r.ExpiresAt):
-		return &Error{Code: ECodeExpired, Detail: "the request expired at " + r.ExpiresAt.Format(time.RFC3339), Current: r}
+		return &models.Error{Code: models.ECodeExpired, Detail: "the request expired at " + r.ExpiresAt.Format(time.RFC3339), Current: r}
 	}
 	return nil
 }
@@ -353,33 +355,33 @@ func (s *Store) lostRace(tx *gorm.DB, id string) error {
 	if err := s.checkOpen(cur); err != nil {
 		return err
 	}
-	return &Error{Code: ECodeVersionConflict, Detail: fmt.Sprintf("the request changed; it is now at version %d", cur.Version), Current: cur}
+	return &models.Error{Code: models.ECodeVersionConflict, Detail: fmt.Sprintf("the request changed; it is now at version %d", cur.Version), Current: cur}
 }
 
 // Withdraw retires an open request as cancelled (by its owner, any kind: the
 // owner is the one who waited) or dismissed (by an operator; only what
 // Request.Dismissable allows, ECodeNotDismissable otherwise: dismissal runs no
 // outbox row, so a runtime or waiter would never hear of it as a decision).
-func (s *Store) Withdraw(ctx context.Context, id string, by Principal, status string) (*Request, error) {
-	action := map[string]string{StatusCancelled: "cancel", StatusDismissed: "dismiss"}[status]
+func (s *Store) Withdraw(ctx context.Context, id string, by models.Principal, status string) (*models.Request, error) {
+	action := map[string]string{models.StatusCancelled: "cancel", models.StatusDismissed: "dismiss"}[status]
 	if action == "" {
-		return nil, Errorf(ECodeInvalid, "cannot withdraw as %q", status)
+		return nil, models.Errorf(models.ECodeInvalid, "cannot withdraw as %q", status)
 	}
-	var r *Request
+	var r *models.Request
 	err := s.transact(s.DB.WithContext(ctx), func(tx *gorm.DB) error {
 		var err error
 		if r, err = load(tx, id); err != nil {
 			return err
 		}
-		if status == StatusDismissed && !r.Dismissable() {
-			return &Error{Code: ECodeNotDismissable, Current: r,
+		if status == models.StatusDismissed && !r.Dismissable() {
+			return &models.Error{Code: models.ECodeNotDismissable, Current: r,
 				Detail: fmt.Sprintf("this %s gates work (an allow/deny option or a runtime's callback): decide it instead; dismiss retires informational items and plain questions", r.Kind)}
 		}
-		if r.Status != StatusOpen {
+		if r.Status != models.StatusOpen {
 			return s.checkOpen(r)
 		}
 		now := s.now()
-		res := tx.Model(&Request{}).Where("id = ? AND version = ? AND status = ?", r.ID, r.Version, StatusOpen).
+		res := tx.Model(&models.Request{}).Where("id = ? AND version = ? AND status = ?", r.ID, r.Version, models.StatusOpen).
 			Updates(map[string]any{"status": status, "updated_at": now, "resolved_at": now})
 		if res.Error != nil {
 			return res.Error
@@ -392,8 +394,8 @@ func (s *Store) Withdraw(ctx context.Context, id string, by Principal, status st
 		if err := s.settleGrant(tx, r, detail); err != nil {
 			return err
 		}
-		return s.audit(tx, r, action, by.Label(), ViaAPI, detail)
-	}, func() (*Request, string) { return r, action })
+		return s.audit(tx, r, action, by.Label(), models.ViaAPI, detail)
+	}, func() (*models.Request, string) { return r, action })
 	if err != nil {
 		return nil, err
 	}

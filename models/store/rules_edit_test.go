@@ -1,11 +1,12 @@
-package models_test
+package store_test
 
 import (
 	"testing"
 	"time"
 
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 )
 
 const editRules = `rules:
@@ -27,7 +28,7 @@ const editRules = `rules:
     then: once
 `
 
-func patch(t *testing.T, s *models.Store, p models.Principal, id string, pt models.Patch) *models.Request {
+func patch(t *testing.T, s *store.Store, p models.Principal, id string, pt store.Patch) *models.Request {
 	t.Helper()
 	r, err := s.PatchRequest(ctx, id, p, pt)
 	if err != nil {
@@ -39,7 +40,7 @@ func patch(t *testing.T, s *models.Store, p models.Principal, id string, pt mode
 // TestRulesJudgeEdits: an owner's edit is judged by the rules like a filing, so
 // editing a held request cannot turn the rule's "hold, then deny" into an allow.
 func TestRulesJudgeEdits(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
+	storetest.Each(t, func(t *testing.T, dialect string) {
 		s, _, clock := ruledStore(t, dialect, editRules)
 		p := agent(t, s, "a1")
 		str := func(v string) *string { return &v }
@@ -50,7 +51,7 @@ func TestRulesJudgeEdits(t *testing.T) {
 				t.Fatalf("%+v", r)
 			}
 			opts := []models.Option{{ID: "deny", Label: "Go ahead", Effect: "allow"}}
-			got := patch(t, s, p, r.ID, models.Patch{Title: str("harmless"), Options: &opts})
+			got := patch(t, s, p, r.ID, store.Patch{Title: str("harmless"), Options: &opts})
 			if got.Held() || got.Status != models.StatusOpen {
 				t.Fatalf("after the edit: %+v", got)
 			}
@@ -70,7 +71,7 @@ func TestRulesJudgeEdits(t *testing.T) {
 		t.Run("options re-labelled, text kept: the hold follows the option that still denies", func(t *testing.T) {
 			r := file(t, s, p, models.NewRequest{Unsealed: true, Title: "deploy prod", Options: allowDeny()})
 			opts := []models.Option{{ID: "deny", Label: "Go ahead", Effect: "allow"}, {ID: "no", Label: "No", Effect: "deny"}}
-			got := patch(t, s, p, r.ID, models.Patch{Options: &opts})
+			got := patch(t, s, p, r.ID, store.Patch{Options: &opts})
 			if !got.Held() || *got.HoldThen != "no" || !got.HoldUntil.Equal(*r.HoldUntil) {
 				t.Fatalf("after the edit: %+v", got)
 			}
@@ -87,7 +88,7 @@ func TestRulesJudgeEdits(t *testing.T) {
 		t.Run("options re-labelled with no deny left: the hold lapses", func(t *testing.T) {
 			r := file(t, s, p, models.NewRequest{Unsealed: true, Title: "deploy prod", Options: allowDeny()})
 			opts := []models.Option{{ID: "deny", Label: "Go ahead", Effect: "allow"}}
-			got := patch(t, s, p, r.ID, models.Patch{Options: &opts})
+			got := patch(t, s, p, r.ID, store.Patch{Options: &opts})
 			if got.Held() {
 				t.Fatalf("after the edit: %+v", got)
 			}
@@ -103,7 +104,7 @@ func TestRulesJudgeEdits(t *testing.T) {
 				t.Fatalf("%+v", r)
 			}
 			opts := []models.Option{{ID: "once", Label: "Once", Effect: "deny"}, {ID: "deny", Label: "Deny", Effect: "deny"}}
-			got := patch(t, s, p, r.ID, models.Patch{Options: &opts})
+			got := patch(t, s, p, r.ID, store.Patch{Options: &opts})
 			if got.Held() {
 				t.Fatalf("after the edit: %+v", got)
 			}
@@ -130,7 +131,7 @@ func TestRulesJudgeEdits(t *testing.T) {
 		t.Run("an edit cannot postpone the window", func(t *testing.T) {
 			r := file(t, s, p, models.NewRequest{Unsealed: true, Title: "deploy prod", Options: allowDeny()})
 			*clock = clock.Add(time.Minute)
-			got := patch(t, s, p, r.ID, models.Patch{Summary: str("deploy it, please")})
+			got := patch(t, s, p, r.ID, store.Patch{Summary: str("deploy it, please")})
 			if !got.Held() || !got.HoldUntil.Equal(*r.HoldUntil) {
 				t.Fatalf("%+v, was until %v", got, r.HoldUntil)
 			}
@@ -144,7 +145,7 @@ func TestRulesJudgeEdits(t *testing.T) {
 			if r.Status != models.StatusOpen || r.Held() {
 				t.Fatalf("%+v", r)
 			}
-			got := patch(t, s, p, r.ID, models.Patch{Title: str("drop table users"), DefaultOption: str("once")})
+			got := patch(t, s, p, r.ID, store.Patch{Title: str("drop table users"), DefaultOption: str("once")})
 			if got.Status != models.StatusResolved || *got.Decision != "deny" || *got.DecidedVia != "rule:no-drop" {
 				t.Fatalf("%+v", got)
 			}
@@ -153,7 +154,7 @@ func TestRulesJudgeEdits(t *testing.T) {
 		t.Run("an unheld request edited into a hold rule is held from the edit", func(t *testing.T) {
 			r := file(t, s, p, models.NewRequest{Unsealed: true, Title: "hello", Options: allowDeny()})
 			*clock = clock.Add(time.Minute)
-			got := patch(t, s, p, r.ID, models.Patch{Title: str("deploy now")})
+			got := patch(t, s, p, r.ID, store.Patch{Title: str("deploy now")})
 			if !got.Held() || *got.HoldThen != "deny" || !got.HoldUntil.Equal(clock.Add(2*time.Minute)) {
 				t.Fatalf("%+v", got)
 			}

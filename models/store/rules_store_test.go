@@ -1,14 +1,17 @@
-package models_test
+package store_test
 
 import (
 	"context"
-	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/internal/testkit"
+
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/rules"
+	"github.com/gatehousehq/gatehouse/models/store"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 )
 
 const storeRules = `rules:
@@ -29,15 +32,15 @@ const storeRules = `rules:
 `
 
 // ruledStore is a store with rules and a clock the test moves.
-func ruledStore(t *testing.T, dialect, rules string) (*models.Store, *models.Changes, *time.Time) {
-	s, ch := modelstest.Store(t, dialect)
-	s.Rules = models.NewRuleSet(mustRules(t, rules))
+func ruledStore(t *testing.T, dialect, src string) (*store.Store, *store.Changes, *time.Time) {
+	s, ch := storetest.Store(t, dialect)
+	s.Rules = rules.NewRuleSet(mustRules(t, src))
 	clock := time.Now().UTC().Truncate(time.Second)
 	s.Now = func() time.Time { return clock }
 	return s, ch, &clock
 }
 
-func actions(t *testing.T, s *models.Store, id string) []string {
+func actions(t *testing.T, s *store.Store, id string) []string {
 	t.Helper()
 	trail, err := s.AuditTrail(ctx, id)
 	if err != nil {
@@ -63,7 +66,7 @@ func equal(a, b []string) bool {
 }
 
 func TestRulesDecide(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
+	storetest.Each(t, func(t *testing.T, dialect string) {
 		t.Run("an empty file leaves every request to the operator", func(t *testing.T) {
 			s, _, _ := ruledStore(t, dialect, "")
 			p := agent(t, s, "a1")
@@ -102,8 +105,8 @@ func TestRulesDecide(t *testing.T) {
 
 		t.Run("approve: decided in the filing's own commit", func(t *testing.T) {
 			var commits atomic.Int32
-			models.GroupCommits(s, nil, func(int) { commits.Add(1) })
-			defer models.GroupCommits(s, nil, nil)
+			store.GroupCommits(s, nil, func(int) { commits.Add(1) })
+			defer store.GroupCommits(s, nil, nil)
 			r := file(t, s, p, models.NewRequest{Title: "t", Command: "git status", Options: allowDeny()})
 			if r.Status != models.StatusResolved || commits.Load() != 1 {
 				t.Fatalf("%s after %d commits, want resolved after 1", r.Status, commits.Load())
@@ -179,7 +182,7 @@ func TestRulesDecide(t *testing.T) {
 			r := file(t, s, p, models.NewRequest{Title: "deploy", Unsealed: true})
 			// No option allows now: the edit is judged, the rule defers, the hold lapses.
 			opts := []models.Option{{ID: "maybe", Label: "Maybe"}, {ID: "deny", Label: "Deny", Effect: "deny"}}
-			if _, err := s.PatchRequest(ctx, r.ID, p, models.Patch{Options: &opts}); err != nil {
+			if _, err := s.PatchRequest(ctx, r.ID, p, store.Patch{Options: &opts}); err != nil {
 				t.Fatal(err)
 			}
 			*clock = clock.Add(3 * time.Minute)
@@ -259,9 +262,9 @@ type sweep struct {
 }
 
 func TestHoldSweeper(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
-		s, _ := modelstest.Store(t, dialect)
-		s.Rules = models.NewRuleSet(mustRules(t, storeRules))
+	storetest.Each(t, func(t *testing.T, dialect string) {
+		s, _ := storetest.Store(t, dialect)
+		s.Rules = rules.NewRuleSet(mustRules(t, storeRules))
 		var clock atomic.Pointer[time.Time]
 		start := time.Now().UTC().Truncate(time.Second)
 		clock.Store(&start)
@@ -271,9 +274,9 @@ func TestHoldSweeper(t *testing.T) {
 
 		// The sweeper hears of filings from its own fan-out, so the test says
 		// when a filing is heard: after it has moved the clock.
-		heard := models.NewChanges()
+		heard := store.NewChanges()
 		swept := make(chan sweep, 16)
-		sw := &models.HoldSweeper{Store: s, Changes: heard,
+		sw := &store.HoldSweeper{Store: s, Changes: heard,
 			Swept: func(n int, next time.Time, err error) {
 				if err != nil {
 					t.Errorf("sweep: %v", err)
@@ -321,4 +324,13 @@ func recv[T any](t *testing.T, ch <-chan T) T {
 		t.Fatal("nothing arrived in 10s")
 		panic("unreachable")
 	}
+}
+
+func mustRules(t testing.TB, src string) *rules.Rules {
+	t.Helper()
+	rs, err := rules.ParseRules("rules.yaml", []byte(src))
+	if err != nil {
+		t.Fatalf("parse: %v", err)
+	}
+	return rs
 }

@@ -1,4 +1,4 @@
-package models
+package store
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/gatehousehq/gatehouse/models"
 	"gorm.io/gorm"
 )
 
@@ -24,16 +25,16 @@ func sessionExpiry(created, seen time.Time) time.Time {
 
 // seen records a use of a live session (at most once a minute), pushing its
 // idle expiry on, and caches what it returns.
-func (s *Store) seen(ctx context.Context, hash string, sess Session, l look) (*Session, error) {
+func (s *Store) seen(ctx context.Context, hash string, sess models.Session, l look) (*models.Session, error) {
 	if now := s.now(); now.Sub(sess.LastSeenAt) >= seenEvery {
 		exp := sessionExpiry(sess.CreatedAt, now)
-		res := s.DB.WithContext(ctx).Model(&Session{}).Where("hash = ?", hash).
+		res := s.DB.WithContext(ctx).Model(&models.Session{}).Where("hash = ?", hash).
 			Updates(map[string]any{"last_seen_at": now, "expires_at": exp})
 		if res.Error != nil {
 			return nil, res.Error
 		}
 		if res.RowsAffected == 0 { // ended meanwhile
-			return nil, Errorf(ECodeUnauthenticated, "no such session")
+			return nil, models.Errorf(models.ECodeUnauthenticated, "no such session")
 		}
 		sess.LastSeenAt, sess.ExpiresAt = now, exp
 	}
@@ -48,12 +49,12 @@ func (s *Store) DescribeSession(ctx context.Context, id, userAgent string) error
 	if len(userAgent) > 200 {
 		userAgent = userAgent[:200]
 	}
-	return s.DB.WithContext(ctx).Model(&Session{}).Where("id = ?", id).Update("user_agent", printable(userAgent)).Error
+	return s.DB.WithContext(ctx).Model(&models.Session{}).Where("id = ?", id).Update("user_agent", printable(userAgent)).Error
 }
 
 // ListSessions returns the live sessions, oldest first.
-func (s *Store) ListSessions(ctx context.Context) ([]Session, error) {
-	var ss []Session
+func (s *Store) ListSessions(ctx context.Context) ([]models.Session, error) {
+	var ss []models.Session
 	err := s.reader(ctx).Where("expires_at > ?", s.now()).Order("created_at, id").Find(&ss).Error
 	return ss, err
 }
@@ -61,12 +62,12 @@ func (s *Store) ListSessions(ctx context.Context) ([]Session, error) {
 // EndSessionID ends the session with this id, on every replica's cache too.
 func (s *Store) EndSessionID(ctx context.Context, id string) error {
 	return s.dropCachedOn(s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		res := tx.Where("id = ? AND expires_at > ?", id, s.now()).Delete(&Session{})
+		res := tx.Where("id = ? AND expires_at > ?", id, s.now()).Delete(&models.Session{})
 		if res.Error != nil {
 			return res.Error
 		}
 		if res.RowsAffected == 0 {
-			return Errorf(ECodeNotFound, "no live session %q", id)
+			return models.Errorf(models.ECodeNotFound, "no live session %q", id)
 		}
 		return revoked(tx)
 	}))
@@ -77,11 +78,11 @@ func (s *Store) EndSessionID(ctx context.Context, id string) error {
 func (s *Store) PurgeSessions(ctx context.Context) (int64, error) {
 	now := s.now()
 	db := s.DB.WithContext(ctx)
-	res := db.Where("expires_at <= ?", now).Delete(&Session{})
+	res := db.Where("expires_at <= ?", now).Delete(&models.Session{})
 	if res.Error != nil {
 		return 0, res.Error
 	}
-	if err := db.Where("expires_at <= ?", now).Delete(&LoginTicket{}).Error; err != nil {
+	if err := db.Where("expires_at <= ?", now).Delete(&models.LoginTicket{}).Error; err != nil {
 		return res.RowsAffected, err
 	}
 	return res.RowsAffected, nil

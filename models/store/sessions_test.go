@@ -1,4 +1,4 @@
-package models_test
+package store_test
 
 import (
 	"strings"
@@ -7,12 +7,13 @@ import (
 
 	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 )
 
 func TestSessions(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
-		s, changes := modelstest.Store(t, dialect)
+	storetest.Each(t, func(t *testing.T, dialect string) {
+		s, changes := storetest.Store(t, dialect)
 		clock := time.Now().UTC().Truncate(time.Second)
 		s.Now = func() time.Time { return clock }
 		_, op, err := s.CreateToken(ctx, models.RoleOperator, "op")
@@ -116,7 +117,7 @@ func TestSessions(t *testing.T) {
 			if err := s.DB.Exec("UPDATE sessions SET id = '', last_seen_at = NULL WHERE id = ?", sess.ID).Error; err != nil {
 				t.Fatal(err)
 			}
-			if err := models.Migrate(s.DB); err != nil {
+			if err := store.Migrate(s.DB); err != nil {
 				t.Fatal(err)
 			}
 			var got models.Session

@@ -1,10 +1,12 @@
-package models
+package store
 
 import (
 	"context"
 	"errors"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/rules"
 	"gorm.io/gorm"
 )
 
@@ -20,7 +22,7 @@ type Store struct {
 	DefaultExpiry time.Duration
 	MaxExpiry     time.Duration
 	// Rules judge each new request before a person sees it; nil: none.
-	Rules *RuleSet
+	Rules *rules.RuleSet
 	// Read serves reads that need not see the caller's open transaction
 	// (authentication, GetRequest, lists); on SQLite a pool of query_only
 	// connections beside the one writer, so reads never queue behind writes.
@@ -29,7 +31,7 @@ type Store struct {
 
 	batch *groupCommit // SQLite: concurrent transactions share one COMMIT
 	// decideRead, for tests, runs between a decision's read and its write.
-	decideRead func(r *Request)
+	decideRead func(r *models.Request)
 	auth       *authCache // nil: every call reads its token or session
 	open       *openCache // the open records this store committed last
 }
@@ -83,10 +85,10 @@ func (s *Store) now() time.Time { return s.Now().UTC().Truncate(time.Microsecond
 // fn joins a group commit: it runs in its own savepoint of a transaction
 // shared with the writers queued beside it, and transact returns once that
 // transaction's COMMIT (one fsync, or one WAL flush, for all) has.
-func (s *Store) transact(db *gorm.DB, fn func(tx *gorm.DB) error, change func() (*Request, string)) error {
-	return s.transactAll(db, fn, func() []Change {
+func (s *Store) transact(db *gorm.DB, fn func(tx *gorm.DB) error, change func() (*models.Request, string)) error {
+	return s.transactAll(db, fn, func() []models.Change {
 		if r, action := change(); r != nil {
-			return []Change{changeOf(r, action)}
+			return []models.Change{changeOf(r, action)}
 		}
 		return nil
 	})
@@ -94,9 +96,9 @@ func (s *Store) transact(db *gorm.DB, fn func(tx *gorm.DB) error, change func() 
 
 // transactAll is transact for a transaction that makes several changes (a
 // filing a rule decides in the same commit): they are announced in order.
-func (s *Store) transactAll(db *gorm.DB, fn func(tx *gorm.DB) error, changes func() []Change) error {
+func (s *Store) transactAll(db *gorm.DB, fn func(tx *gorm.DB) error, changes func() []models.Change) error {
 	txa, inTx := s.Announcer.(TxAnnouncer)
-	var chs []Change // as committed: made once, inside the transaction when it announces there
+	var chs []models.Change // as committed: made once, inside the transaction when it announces there
 	announceTx := func(tx *gorm.DB) error {
 		if !inTx {
 			return nil
@@ -126,9 +128,9 @@ func (s *Store) transactAll(db *gorm.DB, fn func(tx *gorm.DB) error, changes fun
 
 // changeOf is the announcement of r as committed; it carries a copy of r, so
 // the caller may go on using its own.
-func changeOf(r *Request, action string) Change {
+func changeOf(r *models.Request, action string) models.Change {
 	rec := *r
-	ch := Change{RequestID: r.ID, Version: r.Version, Status: r.Status, Action: action, Record: &rec}
+	ch := models.Change{RequestID: r.ID, Version: r.Version, Status: r.Status, Action: action, Record: &rec}
 	if r.RuntimeID != nil {
 		ch.RuntimeID = *r.RuntimeID
 	}
@@ -138,11 +140,11 @@ func changeOf(r *Request, action string) Change {
 func notFound(err error) bool { return errors.Is(err, gorm.ErrRecordNotFound) }
 
 // load reads one request by id; a missing one is ECodeNotFound.
-func load(tx *gorm.DB, id string) (*Request, error) {
+func load(tx *gorm.DB, id string) (*models.Request, error) {
 	r, err := loadRequest(tx, id)
 	if err != nil {
 		if notFound(err) {
-			return nil, Errorf(ECodeNotFound, "no request %s", id)
+			return nil, models.Errorf(models.ECodeNotFound, "no request %s", id)
 		}
 		return nil, err
 	}

@@ -1,14 +1,16 @@
-package models_test
+package store_test
 
 import (
 	"context"
-	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/internal/testkit"
+
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 )
 
 var ctx = context.Background()
@@ -17,7 +19,7 @@ func allowDeny() []models.Option {
 	return []models.Option{{ID: "once", Label: "Allow once", Effect: "allow"}, {ID: "deny", Label: "Deny", Effect: "deny"}}
 }
 
-func agent(t *testing.T, s *models.Store, name string) models.Principal {
+func agent(t *testing.T, s *store.Store, name string) models.Principal {
 	t.Helper()
 	tok, _, err := s.CreateToken(ctx, models.RoleAgent, name)
 	if err != nil {
@@ -26,7 +28,7 @@ func agent(t *testing.T, s *models.Store, name string) models.Principal {
 	return tok.Principal()
 }
 
-func file(t *testing.T, s *models.Store, p models.Principal, n models.NewRequest) *models.Request {
+func file(t *testing.T, s *store.Store, p models.Principal, n models.NewRequest) *models.Request {
 	t.Helper()
 	if n.Title == "" {
 		n.Title = "Run git push"
@@ -42,8 +44,8 @@ func file(t *testing.T, s *models.Store, p models.Principal, n models.NewRequest
 }
 
 func TestDecide(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
-		s, changes := modelstest.Store(t, dialect)
+	storetest.Each(t, func(t *testing.T, dialect string) {
+		s, changes := storetest.Store(t, dialect)
 		p := agent(t, s, "a1")
 
 		t.Run("two concurrent decides on one version: one winner", func(t *testing.T) {
@@ -90,7 +92,7 @@ func TestDecide(t *testing.T) {
 			if models.ErrorCode(err) != models.ECodeNotOffered {
 				t.Fatalf("not offered: %v", err)
 			}
-			if _, err := s.PatchRequest(ctx, r.ID, p, models.Patch{Summary: ptr("new")}); err != nil {
+			if _, err := s.PatchRequest(ctx, r.ID, p, store.Patch{Summary: ptr("new")}); err != nil {
 				t.Fatal(err)
 			}
 			_, err = s.Decide(ctx, r.ID, models.Decision{Version: 1, Option: "once"})
@@ -122,8 +124,8 @@ func TestDecide(t *testing.T) {
 }
 
 func TestExpire(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
-		s, _ := modelstest.Store(t, dialect)
+	storetest.Each(t, func(t *testing.T, dialect string) {
+		s, _ := storetest.Store(t, dialect)
 		p := agent(t, s, "a1")
 		withDefault := file(t, s, p, models.NewRequest{DefaultOption: "deny", ExpiresIn: time.Minute})
 		without := file(t, s, p, models.NewRequest{ExpiresIn: time.Minute})
@@ -151,8 +153,8 @@ func TestExpire(t *testing.T) {
 }
 
 func TestIdempotency(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
-		s, _ := modelstest.Store(t, dialect)
+	storetest.Each(t, func(t *testing.T, dialect string) {
+		s, _ := storetest.Store(t, dialect)
 		p := agent(t, s, "a1")
 		n := models.NewRequest{Title: "t", Options: allowDeny()}
 		a, created, err := s.CreateRequest(ctx, p, n, "k1")

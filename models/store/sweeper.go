@@ -1,9 +1,11 @@
-package models
+package store
 
 import (
 	"context"
 	"log/slog"
 	"time"
+
+	"github.com/gatehousehq/gatehouse/models"
 )
 
 // Subscriber is the change bus as its listeners see it (a *Changes): the
@@ -44,7 +46,7 @@ func (w *Sweeper) Run(ctx context.Context) {
 		case ch, ok := <-sub.C:
 			if !ok { // dropped for lagging: resubscribe and look again
 				sub = w.Changes.Subscribe(256)
-			} else if ch.Action != "create" && ch.Action != ActionResync {
+			} else if ch.Action != "create" && ch.Action != models.ActionResync {
 				continue
 			}
 			// A new request may expire before the timer fires. Its record says

@@ -1,4 +1,4 @@
-package models_test
+package store_test
 
 import (
 	"context"
@@ -7,12 +7,13 @@ import (
 
 	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 )
 
 func TestSweeper(t *testing.T) {
 	t.Run("a new request is swept at its expiry, with no look before", func(t *testing.T) {
-		s, changes := modelstest.Store(t, "sqlite")
+		s, changes := storetest.Store(t, "sqlite")
 		p := agent(t, s, "a1")
 		settled, end := runSweeper(t, s, changes)
 		defer end()
@@ -31,7 +32,7 @@ func TestSweeper(t *testing.T) {
 		}
 	})
 	t.Run("a steady stream of filings does not postpone an expiry", func(t *testing.T) {
-		s, changes := modelstest.Store(t, "sqlite")
+		s, changes := storetest.Store(t, "sqlite")
 		p := agent(t, s, "a1")
 		due := file(t, s, p, models.NewRequest{ExpiresIn: 300 * time.Millisecond})
 		settled, end := runSweeper(t, s, changes)
@@ -80,12 +81,12 @@ func TestSweeper(t *testing.T) {
 
 // runSweeper runs a sweeper on s until end, which waits for it to stop; each
 // sweep's count of settled requests arrives on settled.
-func runSweeper(t *testing.T, s *models.Store, changes models.Subscriber) (settled <-chan int, end func()) {
+func runSweeper(t *testing.T, s *store.Store, changes store.Subscriber) (settled <-chan int, end func()) {
 	t.Helper()
 	c := make(chan int, 1000)
 	sctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
-	sw := &models.Sweeper{Store: s, Changes: changes, Settled: func(n int) { c <- n }}
+	sw := &store.Sweeper{Store: s, Changes: changes, Settled: func(n int) { c <- n }}
 	go func() { sw.Run(sctx); close(done) }()
 	return c, func() { cancel(); testkit.Recv(t, done, "the sweeper to stop") }
 }

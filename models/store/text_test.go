@@ -1,18 +1,19 @@
-package models_test
+package store_test
 
 import (
 	"strings"
 	"testing"
 
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 )
 
 // TestTextRefused: the edges of each refused range, through the store, for a
 // filing and an edit; nothing is written.
 func TestTextRefused(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
-		s, _ := modelstest.Store(t, dialect)
+	storetest.Each(t, func(t *testing.T, dialect string) {
+		s, _ := storetest.Store(t, dialect)
 		p := agent(t, s, "a1")
 		kept := file(t, s, p, models.NewRequest{Title: "kept", Unsealed: true})
 		for _, c := range []struct{ name, title, detail string }{
@@ -34,7 +35,7 @@ func TestTextRefused(t *testing.T) {
 				if !strings.HasPrefix(err.(*models.Error).Detail, field) {
 					t.Fatalf("%v does not name %s", err, field)
 				}
-				_, err = s.PatchRequest(ctx, kept.ID, p, models.Patch{Title: &n.Title, Detail: &n.Detail})
+				_, err = s.PatchRequest(ctx, kept.ID, p, store.Patch{Title: &n.Title, Detail: &n.Detail})
 				if models.ErrorCode(err) != models.ECodeInvalid {
 					t.Fatalf("edited: %v", err)
 				}

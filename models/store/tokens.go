@@ -1,4 +1,4 @@
-package models
+package store
 
 import (
 	"context"
@@ -7,12 +7,12 @@ import (
 
 	"gorm.io/gorm"
 
-	"github.com/gatehousehq/gatehouse/internal/lazyregexp"
+	"github.com/gatehousehq/gatehouse/models"
 )
 
 // CreateToken makes a token and returns its record and the secret, which is
 // never stored and cannot be shown again.
-func (s *Store) CreateToken(ctx context.Context, role, name string) (*Token, string, error) {
+func (s *Store) CreateToken(ctx context.Context, role, name string) (*models.Token, string, error) {
 	return s.CreateNamedToken(ctx, NewToken{Role: role, Name: name})
 }
 
@@ -24,28 +24,27 @@ type NewToken struct {
 	For    string   // agents and runtimes only: the operator they act for
 }
 
-
 func (n *NewToken) validate() error {
-	if !ValidRole(n.Role) {
-		return Errorf(ECodeInvalid, "role %q is not one of operator, runtime, agent", n.Role)
+	if !models.ValidRole(n.Role) {
+		return models.Errorf(models.ECodeInvalid, "role %q is not one of operator, runtime, agent", n.Role)
 	}
 	if n.Name == "" || len(n.Name) > 100 {
-		return Errorf(ECodeInvalid, "name must be 1 to 100 bytes")
+		return models.Errorf(models.ECodeInvalid, "name must be 1 to 100 bytes")
 	}
-	if len(n.Groups) > 0 && n.Role != RoleOperator {
-		return Errorf(ECodeInvalid, "only operator tokens have groups")
+	if len(n.Groups) > 0 && n.Role != models.RoleOperator {
+		return models.Errorf(models.ECodeInvalid, "only operator tokens have groups")
 	}
 	for _, g := range n.Groups {
 		if !models.NamePattern.MatchString(g) {
-			return Errorf(ECodeInvalid, "group %q must match %s", g, models.NamePattern)
+			return models.Errorf(models.ECodeInvalid, "group %q must match %s", g, models.NamePattern)
 		}
 	}
 	if n.For != "" {
-		if n.Role == RoleOperator {
-			return Errorf(ECodeInvalid, "--for names the person an agent or runtime token acts for; an operator acts for itself")
+		if n.Role == models.RoleOperator {
+			return models.Errorf(models.ECodeInvalid, "--for names the person an agent or runtime token acts for; an operator acts for itself")
 		}
 		if !models.NamePattern.MatchString(n.For) {
-			return Errorf(ECodeInvalid, "for %q must match %s", n.For, models.NamePattern)
+			return models.Errorf(models.ECodeInvalid, "for %q must match %s", n.For, models.NamePattern)
 		}
 	}
 	return nil
@@ -54,24 +53,24 @@ func (n *NewToken) validate() error {
 // CreateNamedToken makes a token with groups or the person it acts for. A
 // second live token with the same role and name is refused: names are who
 // votes, so two live alices would be one voter with two keys.
-func (s *Store) CreateNamedToken(ctx context.Context, n NewToken) (*Token, string, error) {
+func (s *Store) CreateNamedToken(ctx context.Context, n NewToken) (*models.Token, string, error) {
 	if err := n.validate(); err != nil {
 		return nil, "", err
 	}
-	secret := NewSecret("gh_")
-	t := &Token{ID: NewID("tok_"), Name: n.Name, Role: n.Role, Groups: n.Groups, For: n.For, Hash: HashSecret(secret), CreatedAt: s.now()}
+	secret := models.NewSecret("gh_")
+	t := &models.Token{ID: models.NewID("tok_"), Name: n.Name, Role: n.Role, Groups: n.Groups, For: n.For, Hash: models.HashSecret(secret), CreatedAt: s.now()}
 	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var live int64
-		if err := tx.Model(&Token{}).Where("role = ? AND name = ? AND revoked_at IS NULL", n.Role, n.Name).Count(&live).Error; err != nil {
+		if err := tx.Model(&models.Token{}).Where("role = ? AND name = ? AND revoked_at IS NULL", n.Role, n.Name).Count(&live).Error; err != nil {
 			return err
 		}
 		if live > 0 {
-			return Errorf(ECodeConflict, "a live %s token named %q already exists: revoke it first (`gatehouse token revoke %s`) or pick another name", n.Role, n.Name, n.Name)
+			return models.Errorf(models.ECodeConflict, "a live %s token named %q already exists: revoke it first (`gatehouse token revoke %s`) or pick another name", n.Role, n.Name, n.Name)
 		}
 		return tx.Create(t).Error
 	})
 	if errors.Is(err, gorm.ErrDuplicatedKey) {
-		return nil, "", Errorf(ECodeConflict, "a live %s token named %q already exists", n.Role, n.Name)
+		return nil, "", models.Errorf(models.ECodeConflict, "a live %s token named %q already exists", n.Role, n.Name)
 	}
 	if err != nil {
 		return nil, "", err
@@ -80,8 +79,8 @@ func (s *Store) CreateNamedToken(ctx context.Context, n NewToken) (*Token, strin
 }
 
 // ListTokens returns every token, revoked ones included.
-func (s *Store) ListTokens(ctx context.Context) ([]Token, error) {
-	var ts []Token
+func (s *Store) ListTokens(ctx context.Context) ([]models.Token, error) {
+	var ts []models.Token
 	err := s.DB.WithContext(ctx).Order("created_at").Find(&ts).Error
 	return ts, err
 }
@@ -91,18 +90,18 @@ func (s *Store) RevokeToken(ctx context.Context, idOrName string) (int64, error)
 	var n int64
 	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var ids []string
-		if err := tx.Model(&Token{}).Where("(id = ? OR name = ?) AND revoked_at IS NULL", idOrName, idOrName).Pluck("id", &ids).Error; err != nil {
+		if err := tx.Model(&models.Token{}).Where("(id = ? OR name = ?) AND revoked_at IS NULL", idOrName, idOrName).Pluck("id", &ids).Error; err != nil {
 			return err
 		}
 		if len(ids) == 0 {
-			return Errorf(ECodeNotFound, "no live token %q", idOrName)
+			return models.Errorf(models.ECodeNotFound, "no live token %q", idOrName)
 		}
-		res := tx.Model(&Token{}).Where("id IN ?", ids).Update("revoked_at", s.now())
+		res := tx.Model(&models.Token{}).Where("id IN ?", ids).Update("revoked_at", s.now())
 		if res.Error != nil {
 			return res.Error
 		}
 		n = res.RowsAffected
-		if err := tx.Where("token_id IN ?", ids).Delete(&Session{}).Error; err != nil {
+		if err := tx.Where("token_id IN ?", ids).Delete(&models.Session{}).Error; err != nil {
 			return err
 		}
 		return revoked(tx)
@@ -111,8 +110,8 @@ func (s *Store) RevokeToken(ctx context.Context, idOrName string) (int64, error)
 }
 
 // Authenticate returns the live token a secret belongs to.
-func (s *Store) Authenticate(ctx context.Context, secret string) (*Token, error) {
-	hash := HashSecret(secret)
+func (s *Store) Authenticate(ctx context.Context, secret string) (*models.Token, error) {
+	hash := models.HashSecret(secret)
 	var l look
 	if s.auth != nil {
 		var err error
@@ -123,10 +122,10 @@ func (s *Store) Authenticate(ctx context.Context, secret string) (*Token, error)
 			return &t, nil
 		}
 	}
-	var t Token
+	var t models.Token
 	err := s.reader(ctx).Where("hash = ? AND revoked_at IS NULL", hash).Take(&t).Error
 	if notFound(err) {
-		return nil, Errorf(ECodeUnauthenticated, "unknown or revoked token")
+		return nil, models.Errorf(models.ECodeUnauthenticated, "unknown or revoked token")
 	}
 	if err != nil {
 		return nil, err
@@ -140,7 +139,7 @@ func (s *Store) Authenticate(ctx context.Context, secret string) (*Token, error)
 // HasOperator reports whether any live operator token exists.
 func (s *Store) HasOperator(ctx context.Context) (bool, error) {
 	var n int64
-	err := s.reader(ctx).Model(&Token{}).Where("role = ? AND revoked_at IS NULL", RoleOperator).Count(&n).Error
+	err := s.reader(ctx).Model(&models.Token{}).Where("role = ? AND revoked_at IS NULL", models.RoleOperator).Count(&n).Error
 	return n > 0, err
 }
 
@@ -152,9 +151,9 @@ const FirstOperator = "admin"
 // CreateLoginTicket returns a one-time login secret valid for ttl, for a
 // session named FirstOperator.
 func (s *Store) CreateLoginTicket(ctx context.Context, ttl time.Duration) (string, error) {
-	secret := NewSecret("lt_")
+	secret := models.NewSecret("lt_")
 	now := s.now()
-	err := s.DB.WithContext(ctx).Create(&LoginTicket{Hash: HashSecret(secret), Name: FirstOperator, CreatedAt: now, ExpiresAt: now.Add(ttl)}).Error
+	err := s.DB.WithContext(ctx).Create(&models.LoginTicket{Hash: models.HashSecret(secret), Name: FirstOperator, CreatedAt: now, ExpiresAt: now.Add(ttl)}).Error
 	return secret, err
 }
 
@@ -166,29 +165,29 @@ const (
 )
 
 // UseLoginTicket spends a one-time ticket and opens an operator session.
-func (s *Store) UseLoginTicket(ctx context.Context, secret string) (*Session, string, error) {
-	var sess *Session
+func (s *Store) UseLoginTicket(ctx context.Context, secret string) (*models.Session, string, error) {
+	var sess *models.Session
 	var cookie string
 	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		now := s.now()
 		// A link is for the first person at the console, before any operator
 		// token: once one exists, every outstanding link is dead.
 		var ops int64
-		if err := tx.Model(&Token{}).Where("role = ? AND revoked_at IS NULL", RoleOperator).Count(&ops).Error; err != nil {
+		if err := tx.Model(&models.Token{}).Where("role = ? AND revoked_at IS NULL", models.RoleOperator).Count(&ops).Error; err != nil {
 			return err
 		}
 		if ops > 0 {
-			return Errorf(ECodeUnauthenticated, "login links stop working once an operator token exists: log in with that token")
+			return models.Errorf(models.ECodeUnauthenticated, "login links stop working once an operator token exists: log in with that token")
 		}
-		res := tx.Model(&LoginTicket{}).Where("hash = ? AND used_at IS NULL AND expires_at > ?", HashSecret(secret), now).Update("used_at", now)
+		res := tx.Model(&models.LoginTicket{}).Where("hash = ? AND used_at IS NULL AND expires_at > ?", models.HashSecret(secret), now).Update("used_at", now)
 		if res.Error != nil {
 			return res.Error
 		}
 		if res.RowsAffected == 0 {
-			return Errorf(ECodeUnauthenticated, "this login link is unknown, used or expired")
+			return models.Errorf(models.ECodeUnauthenticated, "this login link is unknown, used or expired")
 		}
-		var lt LoginTicket
-		if err := tx.Where("hash = ?", HashSecret(secret)).Take(&lt).Error; err != nil {
+		var lt models.LoginTicket
+		if err := tx.Where("hash = ?", models.HashSecret(secret)).Take(&lt).Error; err != nil {
 			return err
 		}
 		name := lt.Name
@@ -203,21 +202,21 @@ func (s *Store) UseLoginTicket(ctx context.Context, secret string) (*Session, st
 }
 
 // LoginWithToken opens an operator session for an operator token's secret.
-func (s *Store) LoginWithToken(ctx context.Context, secret string) (*Session, string, error) {
+func (s *Store) LoginWithToken(ctx context.Context, secret string) (*models.Session, string, error) {
 	t, err := s.Authenticate(ctx, secret)
 	if err != nil {
 		return nil, "", err
 	}
-	if t.Role != RoleOperator {
-		return nil, "", Errorf(ECodeUnauthenticated, "only an operator token can log in to the page")
+	if t.Role != models.RoleOperator {
+		return nil, "", models.Errorf(models.ECodeUnauthenticated, "only an operator token can log in to the page")
 	}
 	return s.openSession(s.DB.WithContext(ctx), t.ID, t.Name, t.Groups)
 }
 
-func (s *Store) openSession(tx *gorm.DB, tokenID, name string, groups []string) (*Session, string, error) {
-	cookie := NewSecret("gs_")
+func (s *Store) openSession(tx *gorm.DB, tokenID, name string, groups []string) (*models.Session, string, error) {
+	cookie := models.NewSecret("gs_")
 	now := s.now()
-	sess := &Session{Hash: HashSecret(cookie), ID: NewID("ses_"), TokenID: tokenID, Name: name, Groups: groups, CSRF: NewID("csrf_"),
+	sess := &models.Session{Hash: models.HashSecret(cookie), ID: models.NewID("ses_"), TokenID: tokenID, Name: name, Groups: groups, CSRF: models.NewID("csrf_"),
 		CreatedAt: now, LastSeenAt: now, ExpiresAt: sessionExpiry(now, now)}
 	if err := tx.Create(sess).Error; err != nil {
 		return nil, "", err
@@ -226,8 +225,8 @@ func (s *Store) openSession(tx *gorm.DB, tokenID, name string, groups []string) 
 }
 
 // SessionFor returns the live session a cookie secret belongs to.
-func (s *Store) SessionFor(ctx context.Context, cookie string) (*Session, error) {
-	hash := HashSecret(cookie)
+func (s *Store) SessionFor(ctx context.Context, cookie string) (*models.Session, error) {
+	hash := models.HashSecret(cookie)
 	now := s.now()
 	var l look
 	if s.auth != nil {
@@ -239,10 +238,10 @@ func (s *Store) SessionFor(ctx context.Context, cookie string) (*Session, error)
 			return s.seen(ctx, hash, sess, l)
 		}
 	}
-	var sess Session
+	var sess models.Session
 	err := s.reader(ctx).Where("hash = ? AND expires_at > ?", hash, now).Take(&sess).Error
 	if notFound(err) {
-		return nil, Errorf(ECodeUnauthenticated, "no such session")
+		return nil, models.Errorf(models.ECodeUnauthenticated, "no such session")
 	}
 	if err != nil {
 		return nil, err
@@ -253,18 +252,9 @@ func (s *Store) SessionFor(ctx context.Context, cookie string) (*Session, error)
 // EndSession logs a session out, on every replica's cache too.
 func (s *Store) EndSession(ctx context.Context, cookie string) error {
 	return s.dropCachedOn(s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := tx.Where("hash = ?", HashSecret(cookie)).Delete(&Session{}).Error; err != nil {
+		if err := tx.Where("hash = ?", models.HashSecret(cookie)).Delete(&models.Session{}).Error; err != nil {
 			return err
 		}
 		return revoked(tx)
 	}))
-}
-
-// Principal is the operator a session speaks for.
-func (sess *Session) Principal() Principal {
-	id := sess.TokenID
-	if id == "" {
-		id = "session:" + sess.Hash[:12]
-	}
-	return Principal{ID: id, Role: RoleOperator, Name: sess.Name, Groups: sess.Groups}
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"slices"
 
+	"github.com/gatehousehq/gatehouse/models"
 	"gorm.io/gorm"
 )
 
@@ -10,15 +11,15 @@ import (
 // in tx. A deny vote, or the required-th vote for one option, resolves r;
 // otherwise r stays open at a higher version. Either way the update is
 // conditional on r's version, so of two votes on one version only one counts.
-func (s *Store) vote(tx *gorm.DB, r *Request, d Decision) error {
+func (s *Store) vote(tx *gorm.DB, r *models.Request, d models.Decision) error {
 	now := s.now()
-	votes := append(slices.Clone(r.Votes), Vote{By: d.By, Decision: d.Option, Note: d.Note, At: now})
+	votes := append(slices.Clone(r.Votes), models.Vote{By: d.By, Decision: d.Option, Note: d.Note, At: now})
 	detail := map[string]any{"decision": d.Option, "votes": models.CountVotes(votes, d.Option), "required": r.Approvers.Required}
 	if d.Note != nil {
 		detail["note"] = *d.Note
 	}
 	o, _ := r.Option(d.Option)
-	if o.Effect == EffectDeny || models.CountVotes(votes, d.Option) >= r.Approvers.Required {
+	if o.Effect == models.EffectDeny || models.CountVotes(votes, d.Option) >= r.Approvers.Required {
 		if err := s.audit(tx, r, "vote", d.By, d.Via, detail); err != nil {
 			return err
 		}
@@ -29,7 +30,7 @@ func (s *Store) vote(tx *gorm.DB, r *Request, d Decision) error {
 	if err != nil {
 		return err
 	}
-	res := tx.Model(&Request{}).Where("id = ? AND version = ? AND status = ?", r.ID, r.Version, StatusOpen).
+	res := tx.Model(&models.Request{}).Where("id = ? AND version = ? AND status = ?", r.ID, r.Version, models.StatusOpen).
 		Updates(map[string]any{"version": r.Version + 1, "votes": text, "updated_at": now})
 	if res.Error != nil {
 		return res.Error

@@ -1,15 +1,15 @@
-package models_test
+package store_test
 
 import (
 	"testing"
 
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 )
 
 func TestWithdraw(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
-		s, _ := modelstest.Store(t, dialect)
+	storetest.Each(t, func(t *testing.T, dialect string) {
+		s, _ := storetest.Store(t, dialect)
 		owner := agent(t, s, "a")
 		op := models.Principal{ID: "op", Role: models.RoleOperator, Name: "o"}
 

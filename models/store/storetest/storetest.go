@@ -1,17 +1,19 @@
-// Package modelstest opens real databases for tests: a SQLite file in the test's
+// Package storetest opens real databases for tests: a SQLite file in the test's
 // temporary directory, and a fresh PostgreSQL database when one is reachable.
-package modelstest
+package storetest
 
 import (
 	"context"
 	"fmt"
-	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/internal/testkit"
+
 	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/store"
 	"github.com/jackc/pgx/v5"
 	"gorm.io/gorm"
 )
@@ -80,7 +82,7 @@ func DB(t testing.TB, dialect string) *gorm.DB {
 // closed when the test ends.
 func Open(t testing.TB, url string) *gorm.DB {
 	t.Helper()
-	db, err := models.OpenDB(url)
+	db, err := store.OpenDB(url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +99,7 @@ func Open(t testing.TB, url string) *gorm.DB {
 func Migrated(t testing.TB, url string) *gorm.DB {
 	t.Helper()
 	db := Open(t, url)
-	if err := models.Migrate(db); err != nil {
+	if err := store.Migrate(db); err != nil {
 		t.Fatal(err)
 	}
 	return db
@@ -105,10 +107,10 @@ func Migrated(t testing.TB, url string) *gorm.DB {
 
 // Store returns a store on a fresh database of the dialect, announcing through a
 // new in-process Changes.
-func Store(t testing.TB, dialect string) (*models.Store, *models.Changes) {
+func Store(t testing.TB, dialect string) (*store.Store, *store.Changes) {
 	t.Helper()
-	ch := models.NewChanges()
-	return models.NewStore(DB(t, dialect), ch), ch
+	ch := store.NewChanges()
+	return store.NewStore(DB(t, dialect), ch), ch
 }
 
 // Each runs f as a named subtest on every dialect.
