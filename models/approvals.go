@@ -107,9 +107,6 @@ func (r *Request) WhyNotVote(voter Principal) string {
 	return ""
 }
 
-// VotesFor counts the votes for one option.
-func (r *Request) VotesFor(option string) int { return CountVotes(r.Votes, option) }
-
 // CountVotes counts the votes for one option.
 func CountVotes(votes []Vote, option string) int {
 	n := 0

@@ -220,9 +220,6 @@ func (s *Server) Close() {
 	s.bg.Wait()
 }
 
-// Closing is closed when the server stops.
-func (s *Server) Closing() <-chan struct{} { return s.closing }
-
 // BaseURL is the public URL of the server.
 func (s *Server) BaseURL() string { return s.baseURL.String() }
 

@@ -204,13 +204,3 @@ func TestRuleDescribe(t *testing.T) {
 		t.Fatalf("got\n%s", strings.Join(got, "\n"))
 	}
 }
-
-func TestRuleDecided(t *testing.T) {
-	for via, want := range map[string]string{"rule:a": "a false true", "rule:a (window)": "a true true", "page": " false false"} {
-		r := &models.Request{DecidedVia: &via}
-		name, window, ok := r.RuleDecided()
-		if got := name + " " + strconv.FormatBool(window) + " " + strconv.FormatBool(ok); got != want {
-			t.Fatalf("%q: %s", via, got)
-		}
-	}
-}

@@ -86,7 +86,7 @@ func TestApprovals(t *testing.T) {
 				t.Fatal(err)
 			}
 			got, err = voteAs(s, dave, got, 2, "always", "")
-			if err != nil || !got.Open() || got.VotesFor("once") != 1 || got.VotesFor("always") != 1 {
+			if err != nil || !got.Open() || models.CountVotes(got.Votes, "once") != 1 || models.CountVotes(got.Votes, "always") != 1 {
 				t.Fatalf("split votes: %+v %v", got, err)
 			}
 		})

@@ -40,15 +40,6 @@ func (s *Store) audit(tx *gorm.DB, r *models.Request, action, actor, via string,
 	return appendAudit(tx, &Audit{RequestID: r.ID, Version: r.Version, Action: action, Actor: actor, Via: via, Detail: d, CreatedAt: s.now()})
 }
 
-// AppendAudit records an event that changes no record (a forward attempt, a push).
-func (s *Store) AppendAudit(ctx context.Context, requestID string, version int, action, actor, via string, detail map[string]any) error {
-	r := &models.Request{ID: requestID, Version: version}
-	// Through transact, so it shares a group commit with the writes around it.
-	return s.transact(s.DB.WithContext(ctx), func(tx *gorm.DB) error {
-		return s.audit(tx, r, action, actor, via, detail)
-	}, func() (*models.Request, string) { return nil, "" })
-}
-
 // AuditTrail returns the trail of one request, oldest first.
 func (s *Store) AuditTrail(ctx context.Context, requestID string) ([]Audit, error) {
 	var rows []Audit

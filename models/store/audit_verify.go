@@ -14,8 +14,7 @@ type ChainError struct {
 
 func (e *ChainError) Error() string { return fmt.Sprintf("seq %d: %s", e.Seq, e.Why) }
 
-// ChainVerifier checks entries one by one, in order, from seq 1 (or from a
-// known link, see ResumeAt).
+// ChainVerifier checks entries one by one, in order, from seq 1.
 type ChainVerifier struct {
 	N    int    // entries checked
 	Seq  uint64 // the last good entry's seq; 0 before any
@@ -27,9 +26,6 @@ type ChainVerifier struct {
 
 // NewChainVerifier starts at the beginning of the chain.
 func NewChainVerifier() *ChainVerifier { return &ChainVerifier{Hash: ZeroHash} }
-
-// ResumeAt starts after the link (seq, hash), for a partial export.
-func (v *ChainVerifier) ResumeAt(seq uint64, hash string) { v.Seq, v.Hash = seq, hash }
 
 // Next checks e against the entry before it: its seq follows, its prev_hash is
 // that entry's hash, its hash is its own, its detail an object.

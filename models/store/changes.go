@@ -138,15 +138,6 @@ func (c *Changes) unsubscribe(s *Subscription, lagged bool) {
 	close(s.c)
 }
 
-// Watch returns a channel closed at the next change of request id (or, for a
-// RuntimeKey, the runtime's next decision), and a stop function that must be
-// called when the caller no longer waits.
-func (c *Changes) Watch(id string) (<-chan struct{}, func()) {
-	w := make(chan struct{})
-	stop := c.WatchFunc(id, func(models.Change) { close(w) })
-	return w, func() { stop() }
-}
-
 // WatchFunc calls f once, at the next change of request id (or, for a
 // RuntimeKey, the runtime's next decision), with that change; on a resync the
 // change has ActionResync and no record. f runs on the announcer's goroutine

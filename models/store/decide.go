@@ -133,7 +133,7 @@ func (s *Store) resolve(tx *gorm.DB, r *models.Request, d models.Decision, actio
 	args := []any{digest, models.StatusResolved, r.Version + 1, opt, d.Answer, d.Note, d.By, d.Via, now, now}
 	if r.Approvers != nil {
 		q += ", votes = ?"
-		args = append(args, r.Votes)
+		args = append(args, jsonColumn{r.Votes})
 	}
 	res, err := hotExec(tx, q+" WHERE id = ? AND version = ? AND status = ?", append(args, r.ID, r.Version, models.StatusOpen)...)
 	if err != nil {

@@ -77,11 +77,11 @@ func TestDecideChangedAfterItsRead(t *testing.T) {
 				t.Fatalf("the late vote: %v", err)
 			}
 			got, _ := s.GetRequest(ctx, r.ID)
-			if got.Status != models.StatusOpen || got.Version != 2 || got.VotesFor("once") != 1 {
-				t.Fatalf("after one vote: %s v%d, %d votes", got.Status, got.Version, got.VotesFor("once"))
+			if got.Status != models.StatusOpen || got.Version != 2 || models.CountVotes(got.Votes, "once") != 1 {
+				t.Fatalf("after one vote: %s v%d, %d votes", got.Status, got.Version, models.CountVotes(got.Votes, "once"))
 			}
 			done, err := voteAs(s, alice, r, 2, "once", "")
-			if err != nil || done.Status != models.StatusResolved || done.VotesFor("once") != 2 {
+			if err != nil || done.Status != models.StatusResolved || models.CountVotes(done.Votes, "once") != 2 {
 				t.Fatalf("the second vote on the new version: %v", err)
 			}
 		})

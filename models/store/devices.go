@@ -87,14 +87,6 @@ func (s *Store) DropDevice(ctx context.Context, idOrToken string) error {
 	return nil
 }
 
-// RetireDevice stops pushes to a device the push service no longer knows. It
-// stays listed, with the reason, until it is registered again or dropped.
-func (s *Store) RetireDevice(ctx context.Context, id, reason string) error {
-	now := s.now()
-	return s.DB.WithContext(ctx).Model(&models.Device{}).Where("id = ? AND retired_at IS NULL", id).
-		Updates(map[string]any{"retired_at": now, "last_result": clip(reason, 200), "last_at": now}).Error
-}
-
 // PushAttempt is one try at delivering one notification to one device.
 type PushAttempt struct {
 	DeviceID  string

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"time"
 
 	"github.com/gatehousehq/gatehouse/models"
 	"gorm.io/gorm"
@@ -55,4 +56,37 @@ func (c *openCache) Size() (n, bytes int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.m), c.bytes
+}
+
+// ClaimForwards claims up to limit pending sends that are due and not claimed
+// by a live process, for lease. Each claim is a conditional UPDATE, so several
+// processes on one database never send the same attempt twice.
+func (s *Store) ClaimForwards(ctx context.Context, owner string, limit int, lease time.Duration) ([]Forward, error) {
+	now := s.now()
+	db := s.DB.WithContext(ctx)
+	var due []Forward
+	err := withCallback(db).Where("next_attempt_at <= ? AND (claimed_until IS NULL OR claimed_until < ?)", now, now).
+		Order("next_attempt_at, id").Limit(limit).Find(&due).Error
+	if err != nil {
+		return nil, err
+	}
+	return s.claimRows(ctx, owner, due, now, lease)
+}
+
+// Watch returns a channel closed at the next change of request id (or, for a
+// RuntimeKey, the runtime's next decision), and a stop function that must be
+// called when the caller no longer waits.
+func (c *Changes) Watch(id string) (<-chan struct{}, func()) {
+	w := make(chan struct{})
+	stop := c.WatchFunc(id, func(models.Change) { close(w) })
+	return w, func() { stop() }
+}
+
+// AppendAudit records an event that changes no record (a forward attempt, a push).
+func (s *Store) AppendAudit(ctx context.Context, requestID string, version int, action, actor, via string, detail map[string]any) error {
+	r := &models.Request{ID: requestID, Version: version}
+	// Through transact, so it shares a group commit with the writes around it.
+	return s.transact(s.DB.WithContext(ctx), func(tx *gorm.DB) error {
+		return s.audit(tx, r, action, actor, via, detail)
+	}, func() (*models.Request, string) { return nil, "" })
 }

@@ -99,21 +99,6 @@ func withCallback(db *gorm.DB) *gorm.DB {
 		db.Session(&gorm.Session{NewDB: true}).Model(&models.Runtime{}).Select("id").Where("callback_url <> ''"))
 }
 
-// ClaimForwards claims up to limit pending sends that are due and not claimed
-// by a live process, for lease. Each claim is a conditional UPDATE, so several
-// processes on one database never send the same attempt twice.
-func (s *Store) ClaimForwards(ctx context.Context, owner string, limit int, lease time.Duration) ([]Forward, error) {
-	now := s.now()
-	db := s.DB.WithContext(ctx)
-	var due []Forward
-	err := withCallback(db).Where("next_attempt_at <= ? AND (claimed_until IS NULL OR claimed_until < ?)", now, now).
-		Order("next_attempt_at, id").Limit(limit).Find(&due).Error
-	if err != nil {
-		return nil, err
-	}
-	return s.claimRows(ctx, owner, due, now, lease)
-}
-
 // NextForwardDue returns when the next pending send becomes due (its retry time,
 // or the end of another process's claim), or zero when none is pending. Rows
 // of the runtimes in except are left out: a forwarder names those whose sends

@@ -4,8 +4,6 @@ import (
 	"context"
 	"strings"
 	"time"
-
-	"gorm.io/gorm/clause"
 )
 
 // PushClaim marks that one server took a request's notification of one type.
@@ -16,14 +14,6 @@ type PushClaim struct {
 	RequestID string `gorm:"primaryKey;size:40"`
 	Type      string `gorm:"primaryKey;size:16"` // alert, clear
 	CreatedAt time.Time
-}
-
-// ClaimPush reports whether this caller is the first to claim requestID's push
-// of type typ.
-func (s *Store) ClaimPush(ctx context.Context, requestID, typ string) (bool, error) {
-	res := s.DB.WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).
-		Create(&PushClaim{RequestID: requestID, Type: typ, CreatedAt: s.now()})
-	return res.RowsAffected == 1, res.Error
 }
 
 // ClaimPushes claims the push of type typ for every request in ids in one

@@ -2,6 +2,7 @@ package store
 
 import (
 	"database/sql"
+	"database/sql/driver"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -56,19 +57,11 @@ func insertRequest(tx *gorm.DB, r *models.Request) error {
 	if err != nil {
 		return err
 	}
-	approvers, err := jsonValue(r.Approvers)
-	if err != nil {
-		return err
-	}
-	votes, err := jsonValue(r.Votes)
-	if err != nil {
-		return err
-	}
 	_, err = hotExec(tx, "INSERT INTO requests ("+requestColumns+") VALUES ("+requestPlaceholders+")",
 		r.ID, r.Kind, r.Status, r.Version, r.Title, r.Summary, r.Detail, r.Risk, r.Tool, r.Command, options, r.AllowAnswer,
 		r.DefaultOption, r.Decision, r.Answer, r.Note, r.Source, sourceRef, r.RuntimeID, r.PendingID, r.OwnerID, r.IdempotencyKey,
 		r.CreatedBy, r.CreatedAt, r.UpdatedAt, r.ExpiresAt, r.ResolvedAt, r.DecidedBy, r.DecidedVia, r.ActuationState, r.Attempts,
-		r.HoldRule, r.HoldUntil, r.HoldThen, r.HoldEffect, r.Sealed, r.EditedAt, r.DecidedDigest, approvers, votes, r.FiledFor)
+		r.HoldRule, r.HoldUntil, r.HoldThen, r.HoldEffect, r.Sealed, r.EditedAt, r.DecidedDigest, jsonColumn{r.Approvers}, jsonColumn{r.Votes}, r.FiledFor)
 	return err
 }
 
@@ -84,6 +77,13 @@ func jsonValue(v any) (any, error) {
 	}
 	return string(b), nil
 }
+
+// jsonColumn writes v as GORM's JSON serializer does, for hand SQL and map
+// updates, which bypass the serializer: the domain types carry no Valuer.
+type jsonColumn struct{ v any }
+
+// Value implements driver.Valuer.
+func (c jsonColumn) Value() (driver.Value, error) { return jsonValue(c.v) }
 
 // serialized scans a column GORM's JSON serializer wrote into dst as that
 // serializer reads it back: NULL or empty leaves dst zero.

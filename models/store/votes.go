@@ -26,12 +26,8 @@ func (s *Store) vote(tx *gorm.DB, r *models.Request, d models.Decision) error {
 		r.Votes = votes
 		return s.resolve(tx, r, d, "decide")
 	}
-	text, err := jsonValue(votes)
-	if err != nil {
-		return err
-	}
 	res := tx.Model(&models.Request{}).Where("id = ? AND version = ? AND status = ?", r.ID, r.Version, models.StatusOpen).
-		Updates(map[string]any{"version": r.Version + 1, "votes": text, "updated_at": now})
+		Updates(map[string]any{"version": r.Version + 1, "votes": jsonColumn{votes}, "updated_at": now})
 	if res.Error != nil {
 		return res.Error
 	}
