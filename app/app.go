@@ -18,7 +18,8 @@ import (
 	"time"
 
 	"github.com/gatehousehq/gatehouse/forward"
-	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/rules"
+	"github.com/gatehousehq/gatehouse/models/store"
 	"github.com/gatehousehq/gatehouse/push"
 	"github.com/gatehousehq/gatehouse/web"
 )
@@ -32,8 +33,8 @@ type Config struct {
 	// Store and Changes, when set, are an open store and its bus to build on
 	// instead of Database (tests on a prepared store); the app leaves the
 	// database open and runs no replica listener.
-	Store   *models.Store
-	Changes *models.Changes
+	Store   *store.Store
+	Changes *store.Changes
 
 	Addr    string // listen address; default 127.0.0.1:8080, port 0 for a free one
 	BaseURL string // public URL; default http://ADDR as bound
@@ -55,7 +56,7 @@ type ForwardConfig struct {
 	HTTP                *http.Client
 	Backoff, MaxBackoff time.Duration
 	// Attempted, if set, is told of every recorded attempt (tests).
-	Attempted func(f models.Forward, a models.Attempt)
+	Attempted func(f store.Forward, a store.Attempt)
 }
 
 // ConnConfig bounds what a connection may hold; zero values are the defaults
@@ -77,11 +78,11 @@ type ConnConfig struct {
 type App struct {
 	cfg Config
 
-	Store     *models.Store
-	Changes   *models.Changes
+	Store     *store.Store
+	Changes   *store.Changes
 	Server    *web.Server
-	Key       *models.ServerKey // signs forwards to runtimes
-	Rules     *models.RuleSet
+	Key       *store.ServerKey // signs forwards to runtimes
+	Rules     *rules.RuleSet
 	Forwarder *forward.Forwarder
 
 	// The change bus's subscribers, each wired below: a decision committed by
@@ -90,9 +91,9 @@ type App struct {
 	// the forwarder (runtime callbacks), the expiry sweeper and the hold sweeper;
 	// on PostgreSQL the replica listener relays other replicas' commits into it.
 	router  *push.Router
-	expiry  *models.Sweeper
-	holds   *models.HoldSweeper
-	replica *models.PGAnnouncer
+	expiry  *store.Sweeper
+	holds   *store.HoldSweeper
+	replica *store.PGAnnouncer
 
 	ln        net.Listener
 	http      *http.Server
@@ -125,9 +126,9 @@ func New(cfg Config) (_ *App, err error) {
 		a.cfg.Stdout = io.Discard
 	}
 	// A broken rules file stops the service before anything listens.
-	var rules *models.Rules
+	var rs *rules.Rules
 	if cfg.RulesFile != "" {
-		if rules, err = models.LoadRules(cfg.RulesFile); err != nil {
+		if rs, err = rules.LoadRules(cfg.RulesFile); err != nil {
 			return nil, err
 		}
 	}
@@ -141,7 +142,7 @@ func New(cfg Config) (_ *App, err error) {
 		a.Store.MaxExpiry = cfg.MaxExpiry
 	}
 	if cfg.RulesFile != "" || a.Store.Rules == nil { // a given store may bring its rules
-		a.Store.Rules = models.NewRuleSet(rules)
+		a.Store.Rules = rules.NewRuleSet(rs)
 	}
 	a.Rules = a.Store.Rules
 
@@ -190,7 +191,7 @@ func (a *App) openStore() error {
 		}
 		return nil
 	}
-	a.Changes = models.NewChanges()
+	a.Changes = store.NewChanges()
 	store, closeDB, err := OpenStore(a.cfg.Database, a.Changes, true)
 	if err != nil {
 		return err
@@ -204,22 +205,22 @@ func (a *App) openStore() error {
 // wherever a change was made. With SQLite (one replica) the bus stays the
 // store's in-process announcer. It returns once the listener is in place.
 func (a *App) listenAcrossReplicas() error {
-	if !models.IsPostgres(a.cfg.Database) {
+	if !store.IsPostgres(a.cfg.Database) {
 		return nil
 	}
-	pg := models.NewPGAnnouncer(a.cfg.Database, a.Store.DB, a.Changes)
+	pg := store.NewPGAnnouncer(a.cfg.Database, a.Store.DB, a.Changes)
 	a.bg.Go(func() { pg.Run(a.ctx) })
 	select {
 	case <-pg.Listening():
 	case <-time.After(listenTimeout):
-		return fmt.Errorf("no LISTEN on %s within %s", models.NotifyChannel, listenTimeout)
+		return fmt.Errorf("no LISTEN on %s within %s", store.NotifyChannel, listenTimeout)
 	}
 	// Only now: until the listener is in place, a NOTIFY would reach no one here
 	// (and a revocation would not drop the authentication cache).
 	a.Store.CacheAuth(a.Changes)
 	a.Store.Announcer = pg
 	a.replica = pg
-	slog.Info("announcing changes across replicas", "channel", models.NotifyChannel)
+	slog.Info("announcing changes across replicas", "channel", store.NotifyChannel)
 	return nil
 }
 
@@ -240,8 +241,8 @@ func (a *App) wireBackground() error {
 		return err
 	}
 	countListens(a.Server.Registry(), a.replica)
-	a.expiry = &models.Sweeper{Store: a.Store, Changes: a.Changes}
-	a.holds = &models.HoldSweeper{Store: a.Store, Changes: a.Changes}
+	a.expiry = &store.Sweeper{Store: a.Store, Changes: a.Changes}
+	a.holds = &store.HoldSweeper{Store: a.Store, Changes: a.Changes}
 	return nil
 }
 
@@ -265,7 +266,7 @@ func (a *App) Run(ctx context.Context) error {
 		r := a.Rules.Current()
 		slog.Info("rules in force", "file", a.cfg.RulesFile, "rules", r.Len(), "digest", r.Digest[:12])
 		bg.Go(func() {
-			if err := models.WatchRules(runCtx, a.cfg.RulesFile, a.Rules, a.cfg.HUP, nil); err != nil {
+			if err := rules.WatchRules(runCtx, a.cfg.RulesFile, a.Rules, a.cfg.HUP, nil); err != nil {
 				slog.Error("rules watch stopped; SIGHUP and file changes will not reload", "err", err)
 			}
 		})
@@ -330,6 +331,6 @@ func (a *App) printLoginURL(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(a.cfg.Stdout, "No operator token exists yet. Open this one-time login URL (valid %s) to log in as operator %q:\n  %s/login?token=%s\n", web.LoginTicketTTL, models.FirstOperator, a.cfg.BaseURL, ticket)
+	fmt.Fprintf(a.cfg.Stdout, "No operator token exists yet. Open this one-time login URL (valid %s) to log in as operator %q:\n  %s/login?token=%s\n", web.LoginTicketTTL, store.FirstOperator, a.cfg.BaseURL, ticket)
 	return nil
 }

@@ -9,13 +9,13 @@ import (
 	"time"
 
 	"github.com/gatehousehq/gatehouse/app"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 )
 
 func TestApp(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
+	storetest.Each(t, func(t *testing.T, dialect string) {
 		t.Run("runs until its context ends, then stops cleanly", func(t *testing.T) {
-			a, err := app.New(app.Config{Database: modelstest.URL(t, dialect), Addr: "127.0.0.1:0"})
+			a, err := app.New(app.Config{Database: storetest.URL(t, dialect), Addr: "127.0.0.1:0"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -44,7 +44,7 @@ func TestApp(t *testing.T) {
 	})
 
 	t.Run("Close without Run gives the address back", func(t *testing.T) {
-		a, err := app.New(app.Config{Database: modelstest.URL(t, "sqlite"), Addr: "127.0.0.1:0"})
+		a, err := app.New(app.Config{Database: storetest.URL(t, "sqlite"), Addr: "127.0.0.1:0"})
 		if err != nil {
 			t.Fatal(err)
 		}

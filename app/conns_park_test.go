@@ -10,7 +10,7 @@ import (
 	"github.com/gatehousehq/gatehouse/app"
 	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 	"github.com/gatehousehq/gatehouse/web"
 	"github.com/gatehousehq/gatehouse/web/webtest"
 )
@@ -18,9 +18,9 @@ import (
 // A parked wait's socket leaves Go's poller (web/park_fd_linux.go) but not
 // the connection cap: it counts until its answer is written and it is closed.
 func TestParkedWaitCountsAgainstTheCap(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
+	storetest.Each(t, func(t *testing.T, dialect string) {
 		started, ended := make(chan struct{}, 1), make(chan struct{}, 1)
-		e := webtest.NewApp(t, app.Config{Database: modelstest.URL(t, dialect), Conn: app.ConnConfig{MaxConnections: 2},
+		e := webtest.NewApp(t, app.Config{Database: storetest.URL(t, dialect), Conn: app.ConnConfig{MaxConnections: 2},
 			Web: web.Config{OnWaitStart: func() { started <- struct{}{} }, OnWaitEnd: func() { ended <- struct{}{} }}})
 		ag := e.Token(models.RoleAgent, "a")
 		id := e.File(ag, nil)["id"].(string) // e's client keeps this one connection, the first of two

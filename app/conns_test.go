@@ -12,7 +12,7 @@ import (
 
 	"github.com/gatehousehq/gatehouse/app"
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 	"github.com/gatehousehq/gatehouse/web/webtest"
 )
 
@@ -70,10 +70,10 @@ func (c *rawConn) closedByServer(within time.Duration) {
 }
 
 func TestConnectionLimits(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
+	storetest.Each(t, func(t *testing.T, dialect string) {
 		conn := app.ConnConfig{IdleTimeout: 200 * time.Millisecond, ReadHeaderTimeout: 200 * time.Millisecond,
 			BodyTimeout: 300 * time.Millisecond, MaxConnections: 100}
-		e := webtest.NewApp(t, app.Config{Database: modelstest.URL(t, dialect), Conn: conn})
+		e := webtest.NewApp(t, app.Config{Database: storetest.URL(t, dialect), Conn: conn})
 
 		t.Run("an idle keep-alive connection is closed", func(t *testing.T) {
 			c := dialRaw(t, e)
@@ -110,7 +110,7 @@ func TestConnectionLimits(t *testing.T) {
 }
 
 func TestConnectionCap(t *testing.T) {
-	e := webtest.NewApp(t, app.Config{Database: modelstest.URL(t, "sqlite"), Conn: app.ConnConfig{MaxConnections: 2}})
+	e := webtest.NewApp(t, app.Config{Database: storetest.URL(t, "sqlite"), Conn: app.ConnConfig{MaxConnections: 2}})
 	for range 2 {
 		c := dialRaw(t, e)
 		c.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")

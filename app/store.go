@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/store"
 	"github.com/gatehousehq/gatehouse/push"
 	"github.com/prometheus/client_golang/prometheus"
 	"gorm.io/gorm"
@@ -21,17 +21,17 @@ var ErrNoDatabase = errors.New("no database")
 // waking) and the function that closes it. With create false a SQLite file
 // that does not exist is refused rather than made: a command run with the
 // wrong path must not make a second, empty database.
-func OpenStore(database string, a models.Announcer, create bool) (*models.Store, func(), error) {
-	if path, ok := models.SQLitePath(database); ok && !create {
+func OpenStore(database string, a store.Announcer, create bool) (*store.Store, func(), error) {
+	if path, ok := store.SQLitePath(database); ok && !create {
 		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 			return nil, nil, fmt.Errorf("%w at %s: start `gatehouse serve` once, pass --database, or --create to make one here", ErrNoDatabase, path)
 		}
 	}
-	db, err := models.OpenDB(database)
+	db, err := store.OpenDB(database)
 	if err != nil {
 		return nil, nil, err
 	}
-	read, err := models.OpenReadDB(database)
+	read, err := store.OpenReadDB(database)
 	if err != nil {
 		closeGorm(db)
 		return nil, nil, err
@@ -40,13 +40,13 @@ func OpenStore(database string, a models.Announcer, create bool) (*models.Store,
 		closeGorm(db)
 		closeGorm(read)
 	}
-	if err := models.MigrateLocked(db); err != nil {
+	if err := store.MigrateLocked(db); err != nil {
 		closeDB()
 		return nil, nil, fmt.Errorf("migrate: %w", err)
 	}
-	store := models.NewStore(db, a)
-	store.Read = read
-	return store, closeDB, nil
+	st := store.NewStore(db, a)
+	st.Read = read
+	return st, closeDB, nil
 }
 
 // closeGorm closes db's connections; a nil db is none.
@@ -62,13 +62,13 @@ func closeGorm(db *gorm.DB) {
 // PushSenders builds the push senders from the environment: APNs when
 // GATEHOUSE_APNS_KEY_FILE is set (a bad APNs setting is an error, not a silent
 // no-op), Web Push always, with the keys kept in the database.
-func PushSenders(ctx context.Context, store *models.Store, baseURL string) (push.Senders, push.Config, func(), error) {
+func PushSenders(ctx context.Context, st *store.Store, baseURL string) (push.Senders, push.Config, func(), error) {
 	acfg, cfg, err := push.EnvConfig(nil)
 	if err != nil {
 		return push.Senders{}, cfg, nil, err
 	}
 	cfg.BaseURL = baseURL
-	keys, err := store.VAPIDKeys(ctx)
+	keys, err := st.VAPIDKeys(ctx)
 	if err != nil {
 		return push.Senders{}, cfg, nil, fmt.Errorf("web push keys: %w", err)
 	}
@@ -86,7 +86,7 @@ func PushSenders(ctx context.Context, store *models.Store, baseURL string) (push
 
 // countListens exports how often the listener (re)connected: a rising count
 // means the replica keeps losing its LISTEN connection and resyncing.
-func countListens(reg prometheus.Registerer, pg *models.PGAnnouncer) {
+func countListens(reg prometheus.Registerer, pg *store.PGAnnouncer) {
 	if pg == nil {
 		return
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/gatehousehq/gatehouse/app"
 	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 	"github.com/gatehousehq/gatehouse/web/webtest"
 )
 
@@ -69,7 +69,7 @@ func benchHook(b *testing.B, bin, dialect string) {
 		b.Fatal(err)
 	}
 	timeBin, _ := exec.LookPath("/usr/bin/time") // GNU time; without it no RSS is reported
-	e := webtest.NewApp(b, app.Config{Database: modelstest.URL(b, dialect), RulesFile: rules})
+	e := webtest.NewApp(b, app.Config{Database: storetest.URL(b, dialect), RulesFile: rules})
 	token := e.Token(models.RoleAgent, "hook-bench")
 	fixture, err := os.ReadFile("../cmd/gatehouse/testdata/claude-code/pretooluse-bash.json")
 	if err != nil {

@@ -18,12 +18,13 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/coder/websocket"
 	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/store"
 	"github.com/gatehousehq/gatehouse/web"
 	"github.com/gatehousehq/gatehouse/web/webtest"
 )
 
 type server struct {
-	store   *models.Store
+	store   *store.Store
 	srv     *web.Server
 	url     string // where the server listens
 	cookie  string
@@ -35,21 +36,21 @@ func start(b *testing.B) *server {
 	b.Helper()
 	// The production assembly (app.New through webtest), as serve runs it.
 	env := webtest.New(b, "sqlite", web.Config{})
-	store, srv := env.Store, env.Server
+	st, srv := env.Store, env.Server
 	ctx := context.Background()
-	_, op, err := store.CreateToken(ctx, models.RoleOperator, "ann")
+	_, op, err := st.CreateToken(ctx, models.RoleOperator, "ann")
 	if err != nil {
 		b.Fatal(err)
 	}
-	_, cookie, err := store.LoginWithToken(ctx, op)
+	_, cookie, err := st.LoginWithToken(ctx, op)
 	if err != nil {
 		b.Fatal(err)
 	}
-	ag, _, err := store.CreateToken(ctx, models.RoleAgent, "claude")
+	ag, _, err := st.CreateToken(ctx, models.RoleAgent, "claude")
 	if err != nil {
 		b.Fatal(err)
 	}
-	return &server{store: store, srv: srv, url: env.URL, cookie: cookie, opToken: op, agent: ag.Principal()}
+	return &server{store: st, srv: srv, url: env.URL, cookie: cookie, opToken: op, agent: ag.Principal()}
 }
 
 func (s *server) file(b *testing.B, i int) *models.Request {

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/store"
 	"github.com/gatehousehq/gatehouse/web"
 )
 
@@ -64,7 +65,7 @@ func BenchmarkPendingLoad(b *testing.B) {
 
 // pendingBench is one server with n parked long-polls.
 type pendingBench struct {
-	store    *models.Store
+	store    *store.Store
 	srv      *web.Server
 	http     *http.Server
 	base     string
@@ -82,7 +83,7 @@ type pendingBench struct {
 // pendingCounter is the real Changes, counting watches so setup knows when
 // every wait is parked without polling.
 type pendingCounter struct {
-	*models.Changes
+	*store.Changes
 	n, want atomic.Int64
 	all     chan struct{}
 }
@@ -97,15 +98,15 @@ func (c *pendingCounter) WatchFunc(id string, f func(models.Change)) func() bool
 
 func newPendingBench(b *testing.B, n int) *pendingBench {
 	b.Helper()
-	db, err := models.OpenDB("sqlite:" + b.TempDir() + "/bench.db")
+	db, err := store.OpenDB("sqlite:" + b.TempDir() + "/bench.db")
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := models.Migrate(db); err != nil {
+	if err := store.Migrate(db); err != nil {
 		b.Fatal(err)
 	}
-	changes := models.NewChanges()
-	e := &pendingBench{store: models.NewStore(db, changes), parked: &pendingCounter{Changes: changes, all: make(chan struct{})}}
+	changes := store.NewChanges()
+	e := &pendingBench{store: store.NewStore(db, changes), parked: &pendingCounter{Changes: changes, all: make(chan struct{})}}
 	e.parked.want.Store(int64(n))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

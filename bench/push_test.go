@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 	"github.com/gatehousehq/gatehouse/push"
 	"github.com/gatehousehq/gatehouse/push/apnstest"
 )
 
 type pushRig struct {
-	store  *models.Store
+	store  *store.Store
 	apns   *apnstest.Server
 	agent  models.Principal
 	events chan push.Event
@@ -23,7 +24,7 @@ type pushRig struct {
 func startPush(b *testing.B, cfg push.Config, devices int) *pushRig {
 	b.Helper()
 	ctx := context.Background()
-	store, changes := modelstest.Store(b, "sqlite")
+	st, changes := storetest.Store(b, "sqlite")
 	srv, err := apnstest.New()
 	if err != nil {
 		b.Fatal(err)
@@ -32,24 +33,24 @@ func startPush(b *testing.B, cfg push.Config, devices int) *pushRig {
 	if err != nil {
 		b.Fatal(err)
 	}
-	tok, _, err := store.CreateToken(ctx, models.RoleAgent, "bench")
+	tok, _, err := st.CreateToken(ctx, models.RoleAgent, "bench")
 	if err != nil {
 		b.Fatal(err)
 	}
 	op := models.Principal{ID: "tok_op", Role: models.RoleOperator, Name: "bench"}
 	for range devices {
-		if _, _, err := store.RegisterDevice(ctx, op, models.Device{Kind: models.DeviceAPNs, Token: apnstest.NewToken()}); err != nil {
+		if _, _, err := st.RegisterDevice(ctx, op, models.Device{Kind: models.DeviceAPNs, Token: apnstest.NewToken()}); err != nil {
 			b.Fatal(err)
 		}
 	}
-	rg := &pushRig{store: store, apns: srv, agent: tok.Principal(), events: make(chan push.Event, 100000)}
+	rg := &pushRig{store: st, apns: srv, agent: tok.Principal(), events: make(chan push.Event, 100000)}
 	cfg.BaseURL = "https://inbox.example.com"
 	cfg.Observe = func(e push.Event) {
 		if e.Name == "attempt" || e.Name == "dropped" {
 			rg.events <- e
 		}
 	}
-	r := push.NewRouter(cfg, store, changes, push.Senders{APNs: a}, nil)
+	r := push.NewRouter(cfg, st, changes, push.Senders{APNs: a}, nil)
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { defer close(done); _ = r.Run(runCtx) }()

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/gatehousehq/gatehouse/cmd/gatehouse/gatehousetest"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 )
 
 // BenchmarkSideBySideReplicas measures the five figures of the side-by-side
@@ -43,7 +43,7 @@ func BenchmarkSideBySideReplicas(b *testing.B) {
 		{"postgres/2-replicas", "postgres", 2},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			r := startReplicas(b, bin, modelstest.URL(b, c.dialect), c.replicas)
+			r := startReplicas(b, bin, storetest.URL(b, c.dialect), c.replicas)
 			b.Run("wake", r.wake)
 			b.Run("filings", func(b *testing.B) { r.writes(b, "filings/s", r.fileOnce) })
 			b.Run("pairs", func(b *testing.B) { r.writes(b, "pairs/s", r.pairOnce) })

@@ -12,7 +12,8 @@ import (
 	"github.com/gatehousehq/gatehouse/client"
 	"github.com/gatehousehq/gatehouse/cmd/gatehouse/gatehousetest"
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 )
 
 // BenchmarkReplicaRelease measures decide-to-release: from sending a decide to
@@ -35,7 +36,7 @@ func BenchmarkReplicaRelease(b *testing.B) {
 		{"postgres/cross-replica", "postgres", 2},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			database := modelstest.URL(b, c.dialect)
+			database := storetest.URL(b, c.dialect)
 			deciderSrv := gatehousetest.Start(b, bin, database)
 			waiterSrv := deciderSrv
 			if c.replicas == 2 {
@@ -127,8 +128,8 @@ func reportPercentiles(b *testing.B, name string, ds []time.Duration) {
 //
 //	GATEHOUSE_TEST_POSTGRES=postgres://… go test ./bench/ -run '^$' -bench NotifyHop -benchtime 2000x
 func BenchmarkNotifyHop(b *testing.B) {
-	url := modelstest.URL(b, "postgres")
-	db, err := models.OpenDB(url)
+	url := storetest.URL(b, "postgres")
+	db, err := store.OpenDB(url)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -140,8 +141,8 @@ func BenchmarkNotifyHop(b *testing.B) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	b.Cleanup(func() { cancel(); wg.Wait() })
-	listen := func() *models.PGAnnouncer {
-		a := models.NewPGAnnouncer(url, db, models.NewChanges())
+	listen := func() *store.PGAnnouncer {
+		a := store.NewPGAnnouncer(url, db, store.NewChanges())
 		wg.Go(func() { a.Run(ctx) })
 		<-a.Listening()
 		return a

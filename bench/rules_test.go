@@ -6,12 +6,13 @@ import (
 	"testing"
 
 	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/rules"
 )
 
 // hundredRules writes 100 rules that each test the tool and a command regexp,
 // half of them the title too; none matches the request below until the last,
 // so each evaluation walks all 100.
-func hundredRules(b *testing.B) *models.Rules {
+func hundredRules(b *testing.B) *rules.Rules {
 	var src strings.Builder
 	src.WriteString("rules:\n")
 	for i := range 99 {
@@ -22,7 +23,7 @@ func hundredRules(b *testing.B) *models.Rules {
 		src.WriteString("    action: approve\n")
 	}
 	src.WriteString("  - name: last\n    match:\n      tool: Bash\n      command: '^git (status|diff|log)\\b'\n    action: approve\n")
-	rs, err := models.ParseRules("bench.yaml", []byte(src.String()))
+	rs, err := rules.ParseRules("bench.yaml", []byte(src.String()))
 	if err != nil {
 		b.Fatal(err)
 	}

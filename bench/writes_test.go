@@ -16,7 +16,7 @@ import (
 
 	"github.com/gatehousehq/gatehouse/app"
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 	"github.com/gatehousehq/gatehouse/web"
 	"github.com/gatehousehq/gatehouse/web/webtest"
 )
@@ -38,7 +38,7 @@ func BenchmarkFilings(b *testing.B) {
 				name += "-rule-approved"
 			}
 			b.Run(name, func(b *testing.B) {
-				cfg := app.Config{Database: modelstest.URL(b, dialect)}
+				cfg := app.Config{Database: storetest.URL(b, dialect)}
 				if ruled {
 					cfg.RulesFile = approveAllRules(b)
 				}

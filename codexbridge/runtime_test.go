@@ -15,6 +15,7 @@ import (
 	"github.com/gatehousehq/gatehouse/client"
 	"github.com/gatehousehq/gatehouse/codexbridge"
 	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/store"
 	"github.com/gatehousehq/gatehouse/web"
 	"github.com/gatehousehq/gatehouse/web/webtest"
 )
@@ -23,8 +24,8 @@ import (
 // with a bridge registered as a runtime whose callback is the bridge's
 // OnDecision behind client.Handler.
 type runtimeGatehouse struct {
-	store    *models.Store
-	changes  *models.Changes
+	store    *store.Store
+	changes  *store.Changes
 	runtime  *client.Client
 	operator *client.Client
 	rtID     string
@@ -63,7 +64,7 @@ func newRuntimeGatehouse(t *testing.T, b *codexbridge.Bridge) *runtimeGatehouse 
 }
 
 // actuation waits until the forward of the request's decision has an outcome.
-func (g *runtimeGatehouse) actuation(t *testing.T, sub *models.Subscription, id string) string {
+func (g *runtimeGatehouse) actuation(t *testing.T, sub *store.Subscription, id string) string {
 	t.Helper()
 	deadline := time.After(guard)
 	for {

@@ -9,15 +9,15 @@ import (
 	"github.com/gatehousehq/gatehouse/forward"
 	"github.com/gatehousehq/gatehouse/forward/forwardtest"
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 )
 
 // A runtime with 24 forwards to a callback that never answers must not delay
 // another runtime's forward: the healthy one is delivered while the hanging
 // calls are still open (issue 15, finding 3).
 func TestForwarderFairAcrossRuntimes(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
-		s, changes := modelstest.Store(t, dialect)
+	storetest.Each(t, func(t *testing.T, dialect string) {
+		s, changes := storetest.Store(t, dialect)
 		g := newForwardRig(t, s, changes)
 		release := make(chan struct{})
 		arrived := make(chan struct{}, 64)

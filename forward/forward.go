@@ -19,14 +19,15 @@ import (
 
 	"github.com/gatehousehq/gatehouse/internal/retry"
 	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/store"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
 // ForwardStore is what the forwarder needs of the record.
 type ForwardStore interface {
-	ClaimFairForwards(ctx context.Context, owner string, limit int, lease time.Duration, perRuntime int, busy map[string]int) ([]models.Forward, error)
-	FinishForward(ctx context.Context, f *models.Forward, owner string, a models.Attempt) (bool, error)
-	ReleaseForward(ctx context.Context, f *models.Forward, owner string) error
+	ClaimFairForwards(ctx context.Context, owner string, limit int, lease time.Duration, perRuntime int, busy map[string]int) ([]store.Forward, error)
+	FinishForward(ctx context.Context, f *store.Forward, owner string, a store.Attempt) (bool, error)
+	ReleaseForward(ctx context.Context, f *store.Forward, owner string) error
 	NextForwardDue(ctx context.Context, except ...string) (time.Time, error)
 	GetRuntime(ctx context.Context, id string) (*models.Runtime, error)
 }
@@ -38,8 +39,8 @@ type ForwardStore interface {
 // a restart: whatever was pending is sent when the next forwarder starts.
 type Forwarder struct {
 	Store   ForwardStore
-	Changes models.Subscriber
-	Key     *models.ServerKey
+	Changes store.Subscriber
+	Key     *store.ServerKey
 	HTTP    *http.Client // default: 10s timeout per attempt
 	// Now is the clock; it must be the store's, as due times are compared with it.
 	Now func() time.Time
@@ -61,7 +62,7 @@ type Forwarder struct {
 	// ID names this process in claims (default a random id).
 	ID string
 	// Attempted, if set, is told of every recorded attempt (tests).
-	Attempted func(f models.Forward, a models.Attempt)
+	Attempted func(f store.Forward, a store.Attempt)
 
 	attempts *prometheus.CounterVec
 }
@@ -182,7 +183,7 @@ func (f *Forwarder) sleep(ctx context.Context, fl *flight) time.Duration {
 }
 
 // deliver sends one claimed row and records the outcome.
-func (f *Forwarder) deliver(ctx context.Context, row models.Forward) {
+func (f *Forwarder) deliver(ctx context.Context, row store.Forward) {
 	deliveryID := models.NewID("dlv_")
 	status, sendErr := f.send(ctx, row, deliveryID)
 	if ctx.Err() != nil {
@@ -194,7 +195,7 @@ func (f *Forwarder) deliver(ctx context.Context, row models.Forward) {
 		}
 		return
 	}
-	a := models.Attempt{HTTPStatus: status, DeliveryID: deliveryID}
+	a := store.Attempt{HTTPStatus: status, DeliveryID: deliveryID}
 	switch {
 	case sendErr == nil && status/100 == 2:
 		a.State = models.ActuationDelivered
@@ -226,7 +227,7 @@ func (f *Forwarder) deliver(ctx context.Context, row models.Forward) {
 }
 
 // send POSTs the signed decision and returns the HTTP status.
-func (f *Forwarder) send(ctx context.Context, row models.Forward, deliveryID string) (int, error) {
+func (f *Forwarder) send(ctx context.Context, row store.Forward, deliveryID string) (int, error) {
 	rt, err := f.Store.GetRuntime(ctx, row.RuntimeID)
 	if err != nil {
 		return 0, fmt.Errorf("runtime %s: %w", row.RuntimeID, err)

@@ -6,7 +6,8 @@ import (
 	"time"
 
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 )
 
 // TestHandlerRefusesAnotherVersion: a runtime files an (unsealed) request;
@@ -16,8 +17,8 @@ import (
 // and never hands it over. An unedited request is delivered with the digest
 // and decided_via.
 func TestHandlerRefusesAnotherVersion(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
-		s, changes := modelstest.Store(t, dialect)
+	storetest.Each(t, func(t *testing.T, dialect string) {
+		s, changes := storetest.Store(t, dialect)
 		g := newForwardRig(t, s, changes)
 		rs := newRuntimeServer(t, g.key, g.register(t), nil, nil)
 		var filed sync.Map // request id -> the action_digest its filing answered
@@ -45,7 +46,7 @@ func TestHandlerRefusesAnotherVersion(t *testing.T) {
 			r := file(t)
 			opts := []models.Option{{ID: "once", Label: "Deny", Effect: "allow"}, {ID: "deny", Label: "Allow", Effect: "deny"}}
 			title := "Read the README"
-			ed, err := s.PatchRequest(bg, r.ID, g.owner, models.Patch{Title: &title, Options: &opts})
+			ed, err := s.PatchRequest(bg, r.ID, g.owner, store.Patch{Title: &title, Options: &opts})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -14,7 +14,8 @@ import (
 	"github.com/gatehousehq/gatehouse/forward"
 	"github.com/gatehousehq/gatehouse/forward/forwardtest"
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 )
 
 var bg = context.Background()
@@ -27,7 +28,7 @@ func next[T any](t *testing.T, ch <-chan T, what string) T {
 var newRuntimeServer = forwardtest.NewRuntime
 
 // startForwarder runs a forwarder with short backoffs; stop waits for it to end.
-func startForwarder(t *testing.T, s *models.Store, changes *models.Changes, key *models.ServerKey, backoff time.Duration) (<-chan forwardtest.Attempt, func()) {
+func startForwarder(t *testing.T, s *store.Store, changes *store.Changes, key *store.ServerKey, backoff time.Duration) (<-chan forwardtest.Attempt, func()) {
 	t.Helper()
 	events, attempted := forwardtest.Attempts()
 	fw := &forward.Forwarder{Store: s, Changes: changes, Key: key, Now: s.Now, Backoff: backoff, MaxBackoff: 4 * backoff,
@@ -42,13 +43,13 @@ func startForwarder(t *testing.T, s *models.Store, changes *models.Changes, key 
 }
 
 type forwardRig struct {
-	s       *models.Store
-	changes *models.Changes
-	key     *models.ServerKey
+	s       *store.Store
+	changes *store.Changes
+	key     *store.ServerKey
 	owner   models.Principal
 }
 
-func newForwardRig(t *testing.T, s *models.Store, changes *models.Changes) *forwardRig {
+func newForwardRig(t *testing.T, s *store.Store, changes *store.Changes) *forwardRig {
 	t.Helper()
 	key, err := s.SigningKey(bg)
 	if err != nil {
@@ -101,7 +102,7 @@ func (g *forwardRig) actuation(t *testing.T, id string) (string, int) {
 	return r.ActuationState, r.Attempts
 }
 
-func forwardAudits(t *testing.T, s *models.Store, id string) int {
+func forwardAudits(t *testing.T, s *store.Store, id string) int {
 	t.Helper()
 	trail, err := s.AuditTrail(bg, id)
 	if err != nil {
@@ -117,8 +118,8 @@ func forwardAudits(t *testing.T, s *models.Store, id string) int {
 }
 
 func TestForwarder(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
-		s, changes := modelstest.Store(t, dialect)
+	storetest.Each(t, func(t *testing.T, dialect string) {
+		s, changes := storetest.Store(t, dialect)
 		g := newForwardRig(t, s, changes)
 
 		t.Run("delivered", func(t *testing.T) {
@@ -197,8 +198,8 @@ func TestForwarder(t *testing.T) {
 }
 
 func TestForwarderGivesUpAtTheDeadline(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
-		s, changes := modelstest.Store(t, dialect)
+	storetest.Each(t, func(t *testing.T, dialect string) {
+		s, changes := storetest.Store(t, dialect)
 		base := time.Now().UTC()
 		var offset atomic.Int64
 		s.Now = func() time.Time { return base.Add(time.Duration(offset.Load())) }
@@ -216,7 +217,7 @@ func TestForwarderGivesUpAtTheDeadline(t *testing.T) {
 		if first.A.State != models.ActuationPending || !first.A.NextAt.Equal(first.F.Deadline) {
 			t.Fatalf("attempt 1 = %+v, want a retry at the deadline %v", first.A, first.F.Deadline)
 		}
-		offset.Store(int64(models.MinForwardWindow + time.Minute))
+		offset.Store(int64(store.MinForwardWindow + time.Minute))
 		// The clock jumped past the deadline, but the forwarder's timer runs
 		// on real time: a resync makes it look again and find the row due. (A
 		// decision with no runtime does not wake it: it has nothing to send.
@@ -237,25 +238,25 @@ func TestForwarderGivesUpAtTheDeadline(t *testing.T) {
 }
 
 func TestForwarderSurvivesRestart(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
-		url := modelstest.URL(t, dialect)
-		open := func() *models.Store {
-			db, err := models.OpenDB(url)
+	storetest.Each(t, func(t *testing.T, dialect string) {
+		url := storetest.URL(t, dialect)
+		open := func() *store.Store {
+			db, err := store.OpenDB(url)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := models.Migrate(db); err != nil {
+			if err := store.Migrate(db); err != nil {
 				t.Fatal(err)
 			}
-			return models.NewStore(db, nil)
+			return store.NewStore(db, nil)
 		}
-		closeStore := func(s *models.Store) {
+		closeStore := func(s *store.Store) {
 			if sqlDB, err := s.DB.DB(); err == nil {
 				sqlDB.Close()
 			}
 		}
 
-		changes1 := models.NewChanges()
+		changes1 := store.NewChanges()
 		s1 := open()
 		s1.Announcer = changes1
 		g := newForwardRig(t, s1, changes1)
@@ -282,7 +283,7 @@ func TestForwarderSurvivesRestart(t *testing.T) {
 		}
 		closeStore(s1)
 
-		changes2 := models.NewChanges()
+		changes2 := store.NewChanges()
 		s2 := open()
 		s2.Announcer = changes2
 		defer closeStore(s2)

@@ -10,15 +10,15 @@ import (
 	"time"
 
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 )
 
 // A runtime's callback must not turn the forwarder into a probe of the
 // server's network: a redirect is never followed, and what the runtime (or an
 // operator) reads of a failed attempt never carries a dial error.
 func TestForwarderRefusesRedirectsAndHidesDialErrors(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
-		s, changes := modelstest.Store(t, dialect)
+	storetest.Each(t, func(t *testing.T, dialect string) {
+		s, changes := storetest.Store(t, dialect)
 		g := newForwardRig(t, s, changes)
 
 		for _, code := range []int{http.StatusTemporaryRedirect, http.StatusPermanentRedirect, http.StatusFound, http.StatusSeeOther} {

@@ -11,13 +11,13 @@ import (
 
 	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/client"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 )
 
 // TestExactlyOnceUnderConcurrentRetries: 64 identical retries of an approved
 // request race; the upstream sees it once and the other 63 are refused.
 func TestExactlyOnceUnderConcurrentRetries(t *testing.T) {
-	modelstest.Each(t, exactlyOnce)
+	storetest.Each(t, exactlyOnce)
 }
 
 func exactlyOnce(t *testing.T, dialect string) {

@@ -19,8 +19,8 @@ import (
 	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/client"
 	"github.com/gatehousehq/gatehouse/gate"
-	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 	"github.com/gatehousehq/gatehouse/web"
 )
 
@@ -75,7 +75,7 @@ func (u *upstream) Hits() []hit {
 // gatehouse is a real Gatehouse server with the pending-grant routes wired.
 type gatehouse struct {
 	srv      *httptest.Server
-	store    *models.Store
+	store    *store.Store
 	runtime  string // the gate's token
 	operator string
 	agent    string        // the agent's own token: it is on the same machine
@@ -91,7 +91,7 @@ func newGatehouse(t *testing.T, dialect string) *gatehouse {
 // URL and wait hook are set here.
 func newGatehouseWith(t *testing.T, dialect string, cfg web.Config) *gatehouse {
 	t.Helper()
-	store, changes := modelstest.Store(t, dialect)
+	store, changes := storetest.Store(t, dialect)
 	g := &gatehouse{store: store, srv: httptest.NewUnstartedServer(nil), parked: make(chan struct{}, 1024)}
 	cfg.BaseURL = "http://" + g.srv.Listener.Addr().String()
 	cfg.OnWaitStart = func() {
@@ -108,7 +108,7 @@ func newGatehouseWith(t *testing.T, dialect string, cfg web.Config) *gatehouse {
 	g.srv.Start()
 	t.Cleanup(func() { s.Close(); g.srv.Close() })
 	for role, dst := range map[string]*string{"runtime": &g.runtime, "operator": &g.operator, "agent": &g.agent} {
-		_, secret, err := store.CreateToken(context.Background(), role, role+"-1")
+		_, secret, err := st.CreateToken(context.Background(), role, role+"-1")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/rules"
 )
 
 // TestOperatorRulesDecideAtFiling: Gatehouse's own rules (the operator's, not
@@ -13,7 +13,7 @@ import (
 // forwarded at once, a denial handed on.
 func TestOperatorRulesDecideAtFiling(t *testing.T) {
 	e := newEnv(t)
-	rules, err := models.ParseRules("operator.yaml", []byte(`rules:
+	rs, err := rules.ParseRules("operator.yaml", []byte(`rules:
   - name: merge-pr-1
     match: {tool: http, command: '^PUT https://127\.0\.0\.1:[0-9]+/repos/acme/widgets/pulls/1/merge'}
     action: approve
@@ -24,7 +24,7 @@ func TestOperatorRulesDecideAtFiling(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.gh.store.Rules = models.NewRuleSet(rules)
+	e.gh.store.Rules = rules.NewRuleSet(rs)
 	t.Run("approved by a rule", func(t *testing.T) {
 		a := e.send(t, "PUT", "/repos/acme/widgets/pulls/1/merge", mergeBody)
 		if a.Status != 200 || len(e.up.Hits()) != 1 {

@@ -28,7 +28,7 @@ const (
 	// a key names one filing, so a retry can never answer another's record.
 	ECodeKeyReused = "idempotency_key_reused"
 
-	// Refusals of a vote under an approval policy (DESIGN.md "Who may approve").
+	// Refusals of a vote under an approval policy.
 	ECodeNotApprover  = "not_an_approver"
 	ECodeSelfApproval = "self_approval"
 	ECodeAlreadyVoted = "already_voted"

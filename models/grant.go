@@ -102,8 +102,8 @@ func (g *Grant) Status(r *Request, now time.Time) string {
 	return GrantDenied // cancelled or dismissed: nothing was approved
 }
 
-// settledState is the stored state a decided request gives its grant.
-func settledState(r *Request) string {
+// SettledState is the stored state a decided request gives its grant.
+func SettledState(r *Request) string {
 	switch {
 	case r.Status == StatusOpen:
 		return GrantPending
@@ -206,9 +206,9 @@ func (t Target) URL() string {
 	return u
 }
 
-// approvalRequest is the approval Gatehouse files for a grant. Every word the
+// ApprovalRequest is the approval Gatehouse files for a grant. Every word the
 // operator reads is written here from the validated fields.
-func (n *NewGrant) approvalRequest() NewRequest {
+func (n *NewGrant) ApprovalRequest() NewRequest {
 	t := n.Target
 	where := t.Host
 	if t.Port != 443 {

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"gorm.io/gorm"
-
 	"github.com/gatehousehq/gatehouse/internal/lazyregexp"
 )
 
@@ -68,9 +66,10 @@ const (
 var (
 	// OptionIDPattern is the rule every option id (and pending id) follows.
 	OptionIDPattern = lazyregexp.New(`^[a-z][a-z0-9_]{0,63}$`)
-	kinds           = map[string]bool{KindApproval: true, KindQuestion: true, KindPermission: true, KindWaiting: true, KindReview: true, KindFailure: true, KindSetup: true}
-	risks           = map[string]bool{"low": true, "medium": true, "high": true}
-	sources         = map[string]bool{"session": true, "broker": true, "host": true, "system": true}
+	// Kinds and Risks are the values a request's kind and risk may take.
+	Kinds   = map[string]bool{KindApproval: true, KindQuestion: true, KindPermission: true, KindWaiting: true, KindReview: true, KindFailure: true, KindSetup: true}
+	Risks   = map[string]bool{"low": true, "medium": true, "high": true}
+	sources = map[string]bool{"session": true, "broker": true, "host": true, "system": true}
 )
 
 // Option is one choice offered to the operator.
@@ -138,8 +137,8 @@ type Request struct {
 	DecidedDigest *string `gorm:"size:64"`
 	// An approval policy (from the filer or a require rule), the votes cast
 	// under it, and the person the filing token acts for, who may not vote.
-	Approvers *Approvers `gorm:"type:text"`
-	Votes     Votes      `gorm:"type:text"`
+	Approvers *Approvers `gorm:"type:text;serializer:json"`
+	Votes     Votes      `gorm:"type:text;serializer:json"`
 	FiledFor  string     `gorm:"size:100"`
 }
 
@@ -190,15 +189,11 @@ type NewRequest struct {
 	// (hook, ask, MCP, pending) is sealed.
 	Unsealed  bool
 	Approvers *Approvers // the filer's policy: only ever stricter than the rules'
-
-	// rows, when set, writes more rows in the request's own transaction (a
-	// pending grant); unexported so only the store sets it.
-	rows func(tx *gorm.DB, r *Request) error
 }
 
-// digest is the hex SHA-256 of the normalised filing: every field the filer
+// Digest is the hex SHA-256 of the normalised filing: every field the filer
 // sent, so a new field is covered without being listed.
-func (n *NewRequest) digest() string {
+func (n *NewRequest) Digest() string {
 	b, err := json.Marshal(n) // struct fields in order, map keys sorted: canonical enough to compare
 	if err != nil {
 		panic("models: filing digest: " + err.Error()) // strings, numbers and slices always marshal
@@ -212,12 +207,12 @@ func (n *NewRequest) Normalize() error {
 	if n.Kind == "" {
 		n.Kind = KindApproval
 	}
-	if !kinds[n.Kind] {
+	if !Kinds[n.Kind] {
 		return Errorf(ECodeInvalid, "kind %q is not one of approval, question, permission, waiting, review, failure, setup", n.Kind)
 	}
 	// Risk is optional: a filer that gave none gets none, so a badge on the
 	// page always means someone judged the risk.
-	if n.Risk != "" && !risks[n.Risk] {
+	if n.Risk != "" && !Risks[n.Risk] {
 		return Errorf(ECodeInvalid, "risk %q is not one of low, medium, high", n.Risk)
 	}
 	if n.Source == "" {

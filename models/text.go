@@ -15,7 +15,7 @@ const (
 )
 
 // checkText refuses text that could show the operator something other than
-// what it holds (DESIGN.md "Limits and hygiene"): invalid UTF-8, control
+// what it holds: invalid UTF-8, control
 // characters (C0, DEL and C1; newline and tab only where multiline) and the
 // bidirectional embeddings, overrides and isolates (U+202A–U+202E,
 // U+2066–U+2069), with which "\u202eyneD" renders as "Deny". The error names the
@@ -106,9 +106,9 @@ func contentTexts(title, summary, detail string, options []Option) error {
 	return checkTexts(fields...)
 }
 
-// validate checks what a decider sends besides the option: the lengths and the
+// Validate checks what a decider sends besides the option: the lengths and the
 // text of answer and note (both may hold newlines and tabs).
-func (d Decision) validate() error {
+func (d Decision) Validate() error {
 	if d.Answer != nil {
 		if len(*d.Answer) > MaxAnswer {
 			return Errorf(ECodeInvalid, "answer is longer than %d bytes", MaxAnswer)

@@ -6,6 +6,8 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"time"
+
+	"github.com/gatehousehq/gatehouse/internal/lazyregexp"
 )
 
 // Roles.
@@ -93,4 +95,17 @@ type LoginTicket struct {
 	CreatedAt time.Time
 	ExpiresAt time.Time
 	UsedAt    *time.Time
+}
+
+// NamePattern is what a group or an operator's name may look like, so policies
+// and labels stay readable and unambiguous.
+var NamePattern = lazyregexp.New(`^[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$`)
+
+// Principal is the operator a session speaks for.
+func (sess *Session) Principal() Principal {
+	id := sess.TokenID
+	if id == "" {
+		id = "session:" + sess.Hash[:12]
+	}
+	return Principal{ID: id, Role: RoleOperator, Name: sess.Name, Groups: sess.Groups}
 }

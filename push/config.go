@@ -23,7 +23,7 @@ type Config struct {
 	Backoff  time.Duration // pause before the second try, doubling after; default 1s
 	// Forget is how long the router remembers an alerted request to clear it
 	// later: no request stays open longer than the store's longest expiry.
-	// Default 7 days (models.Store's MaxExpiry).
+	// Default 7 days (store.Store's MaxExpiry).
 	Forget time.Duration
 	// Now is the clock for Forget; default time.Now.
 	Now func() time.Time

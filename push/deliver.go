@@ -8,6 +8,7 @@ import (
 
 	"github.com/gatehousehq/gatehouse/internal/retry"
 	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/store"
 )
 
 // job is one message for one device.
@@ -35,9 +36,9 @@ type deliverer struct {
 	observe  func(Event)
 }
 
-// Recorder keeps push attempts (models.Store.RecordPush).
+// Recorder keeps push attempts (store.Store.RecordPush).
 type Recorder interface {
-	RecordPush(ctx context.Context, a models.PushAttempt) error
+	RecordPush(ctx context.Context, a store.PushAttempt) error
 }
 
 func (d *deliverer) run(ctx context.Context, l *lane, wg *sync.WaitGroup) {
@@ -79,7 +80,7 @@ func (d *deliverer) record(ctx context.Context, j job, attempt int, res Result) 
 	// briefly.
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	err := d.store.RecordPush(rctx, models.PushAttempt{
+	err := d.store.RecordPush(rctx, store.PushAttempt{
 		DeviceID: j.dev.ID, Kind: j.dev.Kind, Push: j.msg.Type, RequestID: j.msg.RequestID, Version: j.msg.Version,
 		Attempt: attempt, Status: res.Status, Result: res.String(), Retire: res.Retire,
 	})

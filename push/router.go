@@ -9,9 +9,10 @@ import (
 	"time"
 
 	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/store"
 )
 
-// Store is what the router reads and writes (models.Store).
+// Store is what the router reads and writes (store.Store).
 type Store interface {
 	Recorder
 	GetRequest(ctx context.Context, id string) (*models.Request, error)
@@ -29,12 +30,12 @@ type Store interface {
 type Router struct {
 	cfg      Config
 	store    Store
-	changes  models.Subscriber // where the router hears of commits (the change bus)
+	changes  store.Subscriber // where the router hears of commits (the change bus)
 	presence Presence
 	lanes    map[string]*lane
 	deliver  *deliverer
 
-	sub     *models.Subscription
+	sub     *store.Subscription
 	fire    chan func(context.Context) // timer callbacks, run on the planning goroutine
 	done    chan struct{}
 	started time.Time
@@ -62,7 +63,7 @@ type batch struct {
 // NewRouter builds a router and subscribes to changes; Run must follow.
 // presence may be nil (nobody is ever looking). Kinds whose sender in s is nil
 // are skipped.
-func NewRouter(cfg Config, store Store, changes models.Subscriber, s Senders, presence Presence) *Router {
+func NewRouter(cfg Config, store Store, changes store.Subscriber, s Senders, presence Presence) *Router {
 	cfg.defaults()
 	if presence == nil {
 		presence = Absent{}

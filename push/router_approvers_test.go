@@ -5,7 +5,7 @@ import (
 
 	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 	"github.com/gatehousehq/gatehouse/push"
 	"github.com/gatehousehq/gatehouse/push/apnstest"
 )
@@ -13,7 +13,7 @@ import (
 // TestAlertsGoToApprovers: a request with a policy alerts only the devices of
 // operators who may vote on it; a vote that leaves it open alerts nobody.
 func TestAlertsGoToApprovers(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
+	storetest.Each(t, func(t *testing.T, dialect string) {
 		clock := newClock()
 		rg := newRig(t, dialect, push.Config{AfterFunc: clock.AfterFunc}, nil, nil)
 		alice := models.Principal{ID: "tok_alice", Role: models.RoleOperator, Name: "alice", Groups: []string{"release"}}

@@ -5,14 +5,14 @@ import (
 
 	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 	"github.com/gatehousehq/gatehouse/push"
 )
 
 // With no device registered a filing costs the router no reads and no claim
 // (a write in every filing's path); the first device brings alerts back.
 func TestNoDevicesNoClaims(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
+	storetest.Each(t, func(t *testing.T, dialect string) {
 		clock := newClock()
 		rg := newRig(t, dialect, push.Config{AfterFunc: clock.AfterFunc}, nil, nil)
 		claims := func() int64 {

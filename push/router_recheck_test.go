@@ -8,7 +8,8 @@ import (
 	"time"
 
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 	"github.com/gatehousehq/gatehouse/push"
 	"github.com/gatehousehq/gatehouse/push/apnstest"
 	"gorm.io/gorm"
@@ -49,7 +50,7 @@ func waitEvent(t *testing.T, rg *rig, name string) push.Event {
 // never hears the close, as when another replica's NOTIFY is lost.
 func (rg *rig) decideUnheard(t *testing.T, r *models.Request) {
 	t.Helper()
-	quiet := models.NewStore(rg.store.DB, nil)
+	quiet := store.NewStore(rg.store.DB, nil)
 	if _, err := quiet.Decide(ctx, r.ID, models.Decision{Version: r.Version, Option: "deny", By: "operator:ann", Via: "api"}); err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +64,7 @@ func wantClear(t *testing.T, p apnstest.Push, id string) {
 }
 
 func TestRecheck(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
+	storetest.Each(t, func(t *testing.T, dialect string) {
 		t.Run("a resync clears an alerted request whose close was never heard", func(t *testing.T) {
 			rg := newRig(t, dialect, push.Config{Coalesce: -1, Grace: -1}, nil, nil)
 			rg.device(t)
@@ -72,7 +73,7 @@ func TestRecheck(t *testing.T) {
 				t.Fatalf("first push: %+v", p)
 			}
 			rg.decideUnheard(t, r)
-			rg.store.Announcer.(*models.Changes).Resync()
+			rg.store.Announcer.(*store.Changes).Resync()
 			wantClear(t, nextPush(t, rg), r.ID)
 		})
 
@@ -95,7 +96,7 @@ func TestRecheck(t *testing.T) {
 			m := rg.file(t, models.KindApproval)
 			<-blocked
 			rg.decideUnheard(t, r)
-			changes := rg.store.Announcer.(*models.Changes)
+			changes := rg.store.Announcer.(*store.Changes)
 			for range 1100 { // more than the router's buffer of 1024: it is dropped
 				changes.Announce(models.Change{RequestID: "noise", Action: "noise"})
 			}
@@ -153,7 +154,7 @@ func countQueries(db *gorm.DB) (on *atomic.Bool, reads, claims *atomic.Int64) {
 }
 
 func TestFlushQueries(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
+	storetest.Each(t, func(t *testing.T, dialect string) {
 		clock := newClock()
 		rg := newRig(t, dialect, push.Config{AfterFunc: clock.AfterFunc, Grace: -1}, nil, nil)
 		rg.device(t)

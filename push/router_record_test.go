@@ -7,13 +7,14 @@ import (
 
 	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 	"github.com/gatehousehq/gatehouse/push"
 )
 
 // countingStore is the real store, counting the router's single-record reads.
 type countingStore struct {
-	*models.Store
+	*store.Store
 	reads atomic.Int64
 }
 
@@ -26,9 +27,9 @@ func (s *countingStore) GetRequest(ctx context.Context, id string) (*models.Requ
 // committed record, so the router plans its alert without reading it again;
 // an announcement without one (a record too big for a NOTIFY) is read.
 func TestRouterUsesAnnouncedRecord(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
-		store, changes := modelstest.Store(t, dialect)
-		counting := &countingStore{Store: store}
+	storetest.Each(t, func(t *testing.T, dialect string) {
+		st, changes := storetest.Store(t, dialect)
+		counting := &countingStore{Store: st}
 		events := make(chan push.Event, 100)
 		clock := newClock()
 		r := push.NewRouter(push.Config{BaseURL: base, AfterFunc: clock.AfterFunc, Observe: func(e push.Event) { events <- e }},
@@ -37,7 +38,7 @@ func TestRouterUsesAnnouncedRecord(t *testing.T) {
 		done := make(chan struct{})
 		go func() { defer close(done); _ = r.Run(runCtx) }()
 		t.Cleanup(func() { cancel(); testkit.Recv(t, done, "the router to stop") })
-		tok, _, err := store.CreateToken(ctx, models.RoleAgent, "a1")
+		tok, _, err := st.CreateToken(ctx, models.RoleAgent, "a1")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -53,7 +54,7 @@ func TestRouterUsesAnnouncedRecord(t *testing.T) {
 		}
 
 		t.Run("an announced record is not read again", func(t *testing.T) {
-			req, _, err := store.CreateRequest(ctx, tok.Principal(), newReq, "")
+			req, _, err := st.CreateRequest(ctx, tok.Principal(), newReq, "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -64,7 +65,7 @@ func TestRouterUsesAnnouncedRecord(t *testing.T) {
 		})
 
 		t.Run("an announcement without its record is read", func(t *testing.T) {
-			quiet := models.NewStore(store.DB, nil) // files without announcing
+			quiet := store.NewStore(st.DB, nil) // files without announcing
 			req, _, err := quiet.CreateRequest(ctx, tok.Principal(), newReq, "")
 			if err != nil {
 				t.Fatal(err)

@@ -10,7 +10,8 @@ import (
 	"time"
 
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 	"github.com/gatehousehq/gatehouse/push"
 	"github.com/gatehousehq/gatehouse/push/apnstest"
 )
@@ -56,7 +57,7 @@ func (p *presence) ActiveOperators() bool { return p.on.Load() }
 
 // rig is a store, a fake APNs and a running router.
 type rig struct {
-	store  *models.Store
+	store  *store.Store
 	apns   *apnstest.Server
 	pushes chan apnstest.Push
 	events chan push.Event
@@ -65,23 +66,23 @@ type rig struct {
 	done   chan struct{}
 }
 
-func newRig(t *testing.T, dialect string, cfg push.Config, senders func(*models.Store, *apnstest.Server) push.Senders, pres push.Presence) *rig {
+func newRig(t *testing.T, dialect string, cfg push.Config, senders func(*store.Store, *apnstest.Server) push.Senders, pres push.Presence) *rig {
 	t.Helper()
-	store, changes := modelstest.Store(t, dialect)
+	st, changes := storetest.Store(t, dialect)
 	srv, err := apnstest.New()
 	if err != nil {
 		t.Fatal(err)
 	}
-	rg := &rig{store: store, apns: srv, pushes: make(chan apnstest.Push, 1000), events: make(chan push.Event, 1000), done: make(chan struct{})}
+	rg := &rig{store: st, apns: srv, pushes: make(chan apnstest.Push, 1000), events: make(chan push.Event, 1000), done: make(chan struct{})}
 	srv.OnPush = func(p apnstest.Push) { rg.pushes <- p }
-	tok, _, err := store.CreateToken(ctx, models.RoleAgent, "a1")
+	tok, _, err := st.CreateToken(ctx, models.RoleAgent, "a1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	rg.agent = tok.Principal()
 	rg.op = models.Principal{ID: "tok_op", Role: models.RoleOperator, Name: "ann"}
 	if senders == nil {
-		senders = func(_ *models.Store, s *apnstest.Server) push.Senders {
+		senders = func(_ *store.Store, s *apnstest.Server) push.Senders {
 			a, err := push.NewAPNs(s.APNsConfig())
 			if err != nil {
 				t.Fatal(err)
@@ -97,7 +98,7 @@ func newRig(t *testing.T, dialect string, cfg push.Config, senders func(*models.
 		}
 		rg.events <- e
 	}
-	r := push.NewRouter(cfg, store, changes, senders(store, srv), pres)
+	r := push.NewRouter(cfg, st, changes, senders(st, srv), pres)
 	runCtx, cancel := context.WithCancel(ctx)
 	go func() {
 		defer close(rg.done)
@@ -168,7 +169,7 @@ func aps(t *testing.T, p apnstest.Push) map[string]any {
 }
 
 func TestAlertAndClear(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
+	storetest.Each(t, func(t *testing.T, dialect string) {
 		clock := newClock()
 		rg := newRig(t, dialect, push.Config{AfterFunc: clock.AfterFunc}, nil, nil)
 		tok := rg.device(t)
@@ -440,12 +441,12 @@ func TestHungAPNs(t *testing.T) {
 }
 
 func TestReplicas(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
+	storetest.Each(t, func(t *testing.T, dialect string) {
 		rg := newRig(t, dialect, push.Config{Coalesce: -1}, nil, nil)
 		rg.device(t)
 		// A second replica: its own router over the same database, hearing the
 		// same changes (as NOTIFY relays them), pushing to the same APNs.
-		changes := rg.store.Announcer.(*models.Changes)
+		changes := rg.store.Announcer.(*store.Changes)
 		a, err := push.NewAPNs(rg.apns.APNsConfig())
 		if err != nil {
 			t.Fatal(err)

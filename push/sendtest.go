@@ -6,7 +6,7 @@ import (
 	"github.com/gatehousehq/gatehouse/models"
 )
 
-// TestStore is what SendTest needs (models.Store).
+// TestStore is what SendTest needs (store.Store).
 type TestStore interface {
 	Recorder
 	ListDevices(ctx context.Context, retired bool) ([]models.Device, error)

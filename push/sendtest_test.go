@@ -6,13 +6,13 @@ import (
 
 	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 	"github.com/gatehousehq/gatehouse/push"
 	"github.com/gatehousehq/gatehouse/push/apnstest"
 )
 
 func TestSendTest(t *testing.T) {
-	store, _ := modelstest.Store(t, "sqlite")
+	st, _ := storetest.Store(t, "sqlite")
 	srv, err := apnstest.New()
 	if err != nil {
 		t.Fatal(err)
@@ -26,18 +26,18 @@ func TestSendTest(t *testing.T) {
 	op := models.Principal{ID: "tok_op", Role: models.RoleOperator, Name: "ann"}
 	good, gone := apnstest.NewToken(), apnstest.NewToken()
 	for _, tok := range []string{good, gone} {
-		if _, _, err := store.RegisterDevice(ctx, op, models.Device{Kind: models.DeviceAPNs, Token: tok}); err != nil {
+		if _, _, err := st.RegisterDevice(ctx, op, models.Device{Kind: models.DeviceAPNs, Token: tok}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, _, err := store.RegisterDevice(ctx, op, newBrowser(t).device("https://push.example.com/x")); err != nil {
+	if _, _, err := st.RegisterDevice(ctx, op, newBrowser(t).device("https://push.example.com/x")); err != nil {
 		t.Fatal(err)
 	}
 	srv.Answer(gone, 410, "Unregistered")
 	pushes := make(chan apnstest.Push, 10)
 	srv.OnPush = func(p apnstest.Push) { pushes <- p }
 
-	res, err := push.SendTest(ctx, store, push.Senders{APNs: a}, base)
+	res, err := push.SendTest(ctx, st, push.Senders{APNs: a}, base)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestSendTest(t *testing.T) {
 	})
 
 	t.Run("the refused device is retired", func(t *testing.T) {
-		live, _ := store.ListDevices(ctx, false)
+		live, _ := st.ListDevices(ctx, false)
 		if len(live) != 2 {
 			t.Fatalf("%d live", len(live))
 		}

@@ -10,12 +10,13 @@ import (
 
 	webpush "github.com/SherClockHolmes/webpush-go"
 	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/store"
 )
 
 // WebPush sends to browsers' push services with the server's VAPID keys; the
 // browser's service worker (static/sw.js) shows the notification.
 type WebPush struct {
-	Keys    models.VAPIDKeys
+	Keys    store.VAPIDKeys
 	Subject string // "mailto:…" or an https URL the push service may contact
 	Client  *http.Client
 	Timeout time.Duration // per attempt; default 10s

@@ -21,6 +21,7 @@ import (
 
 	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/store"
 	"github.com/gatehousehq/gatehouse/push"
 	"github.com/gatehousehq/gatehouse/push/apnstest"
 	"github.com/golang-jwt/jwt/v5"
@@ -150,8 +151,8 @@ func TestWebPush(t *testing.T) {
 	defer svc.Close()
 
 	clock := newClock()
-	var keys models.VAPIDKeys
-	webOnly := func(s *models.Store, _ *apnstest.Server) push.Senders {
+	var keys store.VAPIDKeys
+	webOnly := func(s *store.Store, _ *apnstest.Server) push.Senders {
 		var err error
 		if keys, err = s.VAPIDKeys(ctx); err != nil {
 			t.Fatal(err)

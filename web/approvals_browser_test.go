@@ -9,6 +9,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/store"
 )
 
 // loginAs logs the browser in with an operator token's secret.
@@ -44,7 +45,7 @@ func TestBrowserTwoPersonApproval(t *testing.T) {
 	needChromium(t)
 	e := startPage(t, "sqlite")
 	mk := func(name string, groups ...string) string {
-		_, secret, err := e.store.CreateNamedToken(context.Background(), models.NewToken{Role: models.RoleOperator, Name: name, Groups: groups})
+		_, secret, err := e.store.CreateNamedToken(context.Background(), store.NewToken{Role: models.RoleOperator, Name: name, Groups: groups})
 		if err != nil {
 			t.Fatal(err)
 		}

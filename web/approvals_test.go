@@ -6,20 +6,21 @@ import (
 	"testing"
 
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 	"github.com/gatehousehq/gatehouse/web"
 	"github.com/gatehousehq/gatehouse/web/webtest"
 )
 
 func TestApprovalPolicyOverHTTP(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
+	storetest.Each(t, func(t *testing.T, dialect string) {
 		e := webtest.New(t, dialect, web.Config{})
-		alice := e.NamedToken(models.NewToken{Role: models.RoleOperator, Name: "alice", Groups: []string{"release"}})
-		bob := e.NamedToken(models.NewToken{Role: models.RoleOperator, Name: "bob", Groups: []string{"release"}})
-		dave := e.NamedToken(models.NewToken{Role: models.RoleOperator, Name: "dave", Groups: []string{"sre", "release"}})
-		carol := e.NamedToken(models.NewToken{Role: models.RoleOperator, Name: "carol", Groups: []string{"sre"}})
-		agent := e.NamedToken(models.NewToken{Role: models.RoleAgent, Name: "alices-agent", For: "alice"})
-		runtime := e.NamedToken(models.NewToken{Role: models.RoleRuntime, Name: "alices-laptop", For: "alice"})
+		alice := e.NamedToken(store.NewToken{Role: models.RoleOperator, Name: "alice", Groups: []string{"release"}})
+		bob := e.NamedToken(store.NewToken{Role: models.RoleOperator, Name: "bob", Groups: []string{"release"}})
+		dave := e.NamedToken(store.NewToken{Role: models.RoleOperator, Name: "dave", Groups: []string{"sre", "release"}})
+		carol := e.NamedToken(store.NewToken{Role: models.RoleOperator, Name: "carol", Groups: []string{"sre"}})
+		agent := e.NamedToken(store.NewToken{Role: models.RoleAgent, Name: "alices-agent", For: "alice"})
+		runtime := e.NamedToken(store.NewToken{Role: models.RoleRuntime, Name: "alices-laptop", For: "alice"})
 		policy := map[string]any{"groups": []string{"release"}, "required": 2, "note": "required"}
 
 		decide := func(token, id string, version int, option, note string) (int, map[string]any) {

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 	"github.com/gatehousehq/gatehouse/web"
 	"github.com/gatehousehq/gatehouse/web/webtest"
 )
@@ -15,7 +15,7 @@ import (
 // every surface with the bodies an attack pass used to get a request approved
 // or read differently from how it was stored. Each was accepted before.
 func TestAttackCorpus(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
+	storetest.Each(t, func(t *testing.T, dialect string) {
 		e := webtest.New(t, dialect, web.Config{})
 		ag := e.Token(models.RoleAgent, "a")
 		opts := `[{"id":"once","label":"Allow once","effect":"allow"},{"id":"deny","label":"Deny","effect":"deny"}]`

@@ -7,14 +7,14 @@ import (
 
 	"github.com/gatehousehq/gatehouse/api"
 
-	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/store"
 	"github.com/labstack/echo/v4"
 )
 
 // AuditLog is what the audit routes read: the hash chain and its signed head.
 type AuditLog interface {
-	AuditEntries(ctx context.Context, after uint64, limit int) ([]models.Audit, error)
-	AuditHead(ctx context.Context) (*models.SignedHead, error)
+	AuditEntries(ctx context.Context, after uint64, limit int) ([]store.Audit, error)
+	AuditHead(ctx context.Context) (*store.SignedHead, error)
 }
 
 // Page sizes of GET /v1/audit.
@@ -23,7 +23,7 @@ const (
 	maxAuditLimit     = 1000
 )
 
-func newAuditPage(rows []models.Audit, after uint64) api.AuditPage {
+func newAuditPage(rows []store.Audit, after uint64) api.AuditPage {
 	p := api.AuditPage{Entries: make([]api.AuditEntry, len(rows)), Next: after}
 	for i := range rows {
 		p.Entries[i] = rows[i].Entry()

@@ -11,14 +11,15 @@ import (
 	"testing"
 
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 	"github.com/gatehousehq/gatehouse/web"
 	"github.com/gatehousehq/gatehouse/web/webtest"
 )
 
 type auditPage struct {
-	Entries []models.AuditEntry `json:"entries"`
-	Next    uint64              `json:"next"`
+	Entries []store.AuditEntry `json:"entries"`
+	Next    uint64             `json:"next"`
 }
 
 func getAudit(t *testing.T, e *webtest.Env, path, token string) auditPage {
@@ -64,7 +65,7 @@ func serverKey(t *testing.T, e *webtest.Env) ed25519.PublicKey {
 }
 
 func TestAuditRoutes(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
+	storetest.Each(t, func(t *testing.T, dialect string) {
 		e := webtest.New(t, dialect, web.Config{})
 		op := e.Token(models.RoleOperator, "op")
 		ag := e.Token(models.RoleAgent, "agent")
@@ -96,8 +97,8 @@ func TestAuditRoutes(t *testing.T) {
 			if len(all.Entries) != 4 || all.Next != 4 {
 				t.Fatalf("whole chain: %d entries, next %d; want 4, 4", len(all.Entries), all.Next)
 			}
-			v := models.NewChainVerifier()
-			var got []models.AuditEntry
+			v := store.NewChainVerifier()
+			var got []store.AuditEntry
 			for after := uint64(0); ; {
 				p := getAudit(t, e, fmt.Sprintf("/v1/audit?after=%d&limit=3", after), op)
 				if len(p.Entries) == 0 {
@@ -141,7 +142,7 @@ func TestAuditRoutes(t *testing.T) {
 
 		t.Run("the head is signed with the key /v1/keys serves", func(t *testing.T) {
 			status, body := e.Do("GET", "/v1/audit/head", op, nil)
-			var h models.SignedHead
+			var h store.SignedHead
 			if status != 200 || json.Unmarshal(body, &h) != nil {
 				t.Fatalf("head: %d %s", status, body)
 			}
@@ -154,7 +155,7 @@ func TestAuditRoutes(t *testing.T) {
 				t.Fatalf("with the key of /v1/keys: %v", err)
 			}
 			other, _, _ := ed25519.GenerateKey(rand.Reader)
-			if err := h.Verify(other); !errors.Is(err, models.ErrHeadSignature) {
+			if err := h.Verify(other); !errors.Is(err, store.ErrHeadSignature) {
 				t.Fatalf("with another key: %v, want it refused", err)
 			}
 		})

@@ -6,15 +6,16 @@ import (
 
 	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/store"
 	"github.com/labstack/echo/v4"
 )
 
-// DeviceStore is what the push device routes need (models.Store).
+// DeviceStore is what the push device routes need (store.Store).
 type DeviceStore interface {
 	RegisterDevice(ctx context.Context, by models.Principal, d models.Device) (*models.Device, bool, error)
 	ListDevices(ctx context.Context, retired bool) ([]models.Device, error)
 	DropDevice(ctx context.Context, idOrToken string) error
-	VAPIDKeys(ctx context.Context) (models.VAPIDKeys, error)
+	VAPIDKeys(ctx context.Context) (store.VAPIDKeys, error)
 }
 
 // toAPIDevice is a device as the API shows it: never its token or keys.

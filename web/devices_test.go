@@ -16,35 +16,36 @@ import (
 	"testing"
 
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 	"github.com/gatehousehq/gatehouse/web"
 )
 
 type deviceRig struct {
 	url   string
-	store *models.Store
+	store *store.Store
 	op    string
 	agent string
 }
 
 func newDeviceRig(t *testing.T) *deviceRig {
 	t.Helper()
-	store, changes := modelstest.Store(t, "sqlite")
-	srv, err := web.New(web.Config{BaseURL: "http://127.0.0.1"}, web.Deps{Store: store, Watcher: changes, Devices: store})
+	st, changes := storetest.Store(t, "sqlite")
+	srv, err := web.New(web.Config{BaseURL: "http://127.0.0.1"}, web.Deps{Store: st, Watcher: changes, Devices: st})
 	if err != nil {
 		t.Fatal(err)
 	}
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(hs.Close)
-	_, op, err := store.CreateToken(context.Background(), models.RoleOperator, "ann")
+	_, op, err := st.CreateToken(context.Background(), models.RoleOperator, "ann")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, ag, err := store.CreateToken(context.Background(), models.RoleAgent, "bot")
+	_, ag, err := st.CreateToken(context.Background(), models.RoleAgent, "bot")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &deviceRig{url: hs.URL, store: store, op: op, agent: ag}
+	return &deviceRig{url: hs.URL, store: st, op: op, agent: ag}
 }
 
 func (rg *deviceRig) call(t *testing.T, token, method, path, body string) (int, map[string]any) {
@@ -154,19 +155,19 @@ func TestDeviceRoutes(t *testing.T) {
 }
 
 // failingDevices is the real store whose DropDevice fails, to reach the 500 path.
-type failingDevices struct{ *models.Store }
+type failingDevices struct{ *store.Store }
 
 func (failingDevices) DropDevice(context.Context, string) error { return errors.New("disk on fire") }
 
 func TestDeviceTokensStayOutOfLogs(t *testing.T) {
-	store, changes := modelstest.Store(t, "sqlite")
-	srv, err := web.New(web.Config{BaseURL: "http://127.0.0.1"}, web.Deps{Store: store, Watcher: changes, Devices: failingDevices{store}})
+	st, changes := storetest.Store(t, "sqlite")
+	srv, err := web.New(web.Config{BaseURL: "http://127.0.0.1"}, web.Deps{Store: st, Watcher: changes, Devices: failingDevices{st}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(hs.Close)
-	_, op, err := store.CreateToken(context.Background(), models.RoleOperator, "ann")
+	_, op, err := st.CreateToken(context.Background(), models.RoleOperator, "ann")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +177,7 @@ func TestDeviceTokensStayOutOfLogs(t *testing.T) {
 	t.Cleanup(func() { slog.SetDefault(prev) })
 
 	token := strings.Repeat("7e6f", 16)
-	rg := &deviceRig{url: hs.URL, store: store, op: op}
+	rg := &deviceRig{url: hs.URL, store: st, op: op}
 	if code, e := rg.call(t, op, "DELETE", "/v1/devices/"+token, ""); code != 500 || e["error"] != "internal" {
 		t.Fatalf("%d %v", code, e)
 	}

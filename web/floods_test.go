@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 	"github.com/gatehousehq/gatehouse/web"
 	"github.com/gatehousehq/gatehouse/web/webtest"
 )
@@ -31,7 +31,7 @@ func within[T any](t *testing.T, ch <-chan T, what string) T {
 // An agent that files in a loop is slowed with words it can act on; another
 // token is not (issue 15, finding 6).
 func TestFilingRateLimit(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
+	storetest.Each(t, func(t *testing.T, dialect string) {
 		e := webtest.New(t, dialect, web.Config{FilingRate: 0.001, FilingBurst: 3})
 		ag, other := e.Token(models.RoleAgent, "loop"), e.Token(models.RoleAgent, "ci")
 		for range 3 {
@@ -85,7 +85,7 @@ func mcpPost(t *testing.T, e *webtest.Env, token, body string) (int, string) {
 }
 
 func TestMCPBatchCap(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
+	storetest.Each(t, func(t *testing.T, dialect string) {
 		e := webtest.New(t, dialect, web.Config{})
 		ag := e.Token(models.RoleAgent, "a")
 		calls := make([]string, 300)
@@ -105,7 +105,7 @@ func TestMCPBatchCap(t *testing.T) {
 
 // Agents filling the waiter pool leave room for the operator's own waits.
 func TestWaitersReservedForOperators(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
+	storetest.Each(t, func(t *testing.T, dialect string) {
 		started := make(chan struct{}, 100)
 		e := webtest.New(t, dialect, web.Config{MaxWaiters: 10, MaxWaitersPerCaller: 100, OnWaitStart: func() { started <- struct{}{} }})
 		op := e.Token(models.RoleOperator, "op")

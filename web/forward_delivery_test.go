@@ -8,7 +8,7 @@ import (
 
 	"github.com/gatehousehq/gatehouse/forward/forwardtest"
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 	"github.com/gatehousehq/gatehouse/web"
 	"github.com/gatehousehq/gatehouse/web/webtest"
 )
@@ -17,7 +17,7 @@ import (
 // signed, at the runtime's callback, with nothing but webtest.New: the helper
 // runs the production assembly, forwarder included.
 func TestForwardThroughTheTestHelper(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
+	storetest.Each(t, func(t *testing.T, dialect string) {
 		e := webtest.New(t, dialect, web.Config{})
 		rtok, op := e.Token(models.RoleRuntime, "laptop"), e.Token(models.RoleOperator, "alice")
 		register := func(callback string) string {

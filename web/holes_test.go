@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 	"github.com/gatehousehq/gatehouse/web"
 	"github.com/gatehousehq/gatehouse/web/webtest"
 )
@@ -17,7 +17,7 @@ import (
 // The small holes of the attack pass (issue 15, finding 5): each body here was
 // accepted, or answered with Go's words, before.
 func TestSmallHolesInTheAPI(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
+	storetest.Each(t, func(t *testing.T, dialect string) {
 		e := webtest.New(t, dialect, web.Config{})
 		ag := e.Token(models.RoleAgent, "a")
 		op := e.Token(models.RoleOperator, "op")
@@ -69,7 +69,7 @@ func TestSmallHolesInTheAPI(t *testing.T) {
 }
 
 func TestSmallHolesInThePage(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
+	storetest.Each(t, func(t *testing.T, dialect string) {
 		e := startPage(t, dialect)
 		b := e.browser()
 		csrf := e.login(b)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/a-h/templ"
 	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/store"
 	"github.com/gatehousehq/gatehouse/views"
 )
 
@@ -29,7 +30,7 @@ const (
 // resyncs), so a slow or dead browser never slows the hub or a decision.
 type hub struct {
 	s     *Server
-	feed  models.Subscriber
+	feed  store.Subscriber
 	join  chan *pageConn
 	leave chan *pageConn
 	done  chan struct{} // closed when run returns
@@ -57,7 +58,7 @@ type pageConn struct {
 	visible  bool               // guarded by hub.mu
 }
 
-func newHub(s *Server, feed models.Subscriber) *hub {
+func newHub(s *Server, feed store.Subscriber) *hub {
 	return &hub{
 		s: s, feed: feed, join: make(chan *pageConn), leave: make(chan *pageConn), done: make(chan struct{}),
 		conns: map[*pageConn]struct{}{}, presence: map[string]int{},
@@ -210,7 +211,7 @@ func (h *hub) cardsFor(ctx context.Context, f views.Filter, viewer models.Princi
 		}
 		return []views.Card{cardOf(ctx, h.s.runtimeNames(), viewer, r)}, nil
 	}
-	rows, _, err := h.s.store.ListRequests(ctx, models.ListFilter{Status: f.Status, Kind: f.Kind, Risk: f.Risk})
+	rows, _, err := h.s.store.ListRequests(ctx, store.ListFilter{Status: f.Status, Kind: f.Kind, Risk: f.Risk})
 	if err != nil {
 		return nil, err
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 	"github.com/coder/websocket"
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 	"github.com/gatehousehq/gatehouse/web"
 	"go.uber.org/goleak"
 )
@@ -259,19 +259,19 @@ func TestHubDropsSlowPage(t *testing.T) {
 func TestHubStopsWithServer(t *testing.T) {
 	// The database closes in t.Cleanup, after this check.
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent(), goleak.IgnoreTopFunction("database/sql.(*DB).connectionOpener"))
-	store, changes := modelstest.Store(t, "sqlite")
+	st, changes := storetest.Store(t, "sqlite")
 	ts := httptest.NewUnstartedServer(nil)
-	srv, err := web.New(web.Config{BaseURL: "http://" + ts.Listener.Addr().String()}, web.Deps{Store: store, Watcher: changes})
+	srv, err := web.New(web.Config{BaseURL: "http://" + ts.Listener.Addr().String()}, web.Deps{Store: st, Watcher: changes})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ts.Config.Handler = srv.Handler()
 	ts.Start()
-	_, op, err := store.CreateToken(context.Background(), models.RoleOperator, "ann")
+	_, op, err := st.CreateToken(context.Background(), models.RoleOperator, "ann")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, cookie, err := store.LoginWithToken(context.Background(), op)
+	_, cookie, err := st.LoginWithToken(context.Background(), op)
 	if err != nil {
 		t.Fatal(err)
 	}

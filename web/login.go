@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/store"
 	"github.com/labstack/echo/v4"
 )
 
@@ -64,6 +65,6 @@ func (s *Server) logout(c echo.Context) error {
 func (s *Server) setSession(c echo.Context, cookie string) {
 	c.SetCookie(&http.Cookie{
 		Name: SessionCookie, Value: cookie, Path: "/", HttpOnly: true, Secure: s.secureCookies(),
-		SameSite: http.SameSiteLaxMode, MaxAge: int(models.SessionTTL.Seconds()),
+		SameSite: http.SameSiteLaxMode, MaxAge: int(store.SessionTTL.Seconds()),
 	})
 }

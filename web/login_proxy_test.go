@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 	"github.com/gatehousehq/gatehouse/web"
 	"github.com/gatehousehq/gatehouse/web/webtest"
 )
@@ -48,7 +48,7 @@ func lockOut(t *testing.T, e *webtest.Env, forwardedFor string) {
 }
 
 func TestLoginLimiterBehindAProxy(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
+	storetest.Each(t, func(t *testing.T, dialect string) {
 		t.Run("with --trusted-proxies one client does not lock out another", func(t *testing.T) {
 			e := webtest.New(t, dialect, web.Config{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}})
 			op := e.Token(models.RoleOperator, "op")

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/gatehousehq/gatehouse/api"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 	"github.com/gatehousehq/gatehouse/web"
 )
 
@@ -13,7 +13,7 @@ import (
 // token cannot PATCH it), and the wait answer carries the digest the decision
 // was made on, equal to the one request_approval answered.
 func TestMCPSealedAndDigests(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
+	storetest.Each(t, func(t *testing.T, dialect string) {
 		env := newMCPEnvOn(t, dialect, web.Config{})
 		cs := env.connect("a1", "")
 		filed := out[api.Request](t, callTool(t, cs, "request_approval", map[string]any{"title": "Drop the users table"}))

@@ -13,7 +13,7 @@ import (
 
 	"github.com/gatehousehq/gatehouse/client"
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 	"github.com/gatehousehq/gatehouse/web"
 	"github.com/gatehousehq/gatehouse/web/webtest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -427,7 +427,7 @@ func TestMCPWaitReleased(t *testing.T) {
 
 // TestMCPEachDatabase: the wait is woken by a decide on both stores.
 func TestMCPEachDatabase(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
+	storetest.Each(t, func(t *testing.T, dialect string) {
 		env := newMCPEnvOn(t, dialect, web.Config{})
 		cs := env.connect("a1", "")
 		id := file(t, cs, "Deploy")

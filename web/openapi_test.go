@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 	"github.com/gatehousehq/gatehouse/web"
 	"github.com/gatehousehq/gatehouse/web/webtest"
 	"github.com/pb33f/libopenapi"
@@ -210,7 +210,7 @@ type oaRecord struct {
 // it documents that a test can reach, and validates every request and answer
 // against GET /openapi.json with libopenapi-validator.
 func TestOpenAPIMatchesEveryRoute(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
+	storetest.Each(t, func(t *testing.T, dialect string) {
 		e := newOAEnv(t, dialect)
 		t.Run("service", func(t *testing.T) { oaService(t, e) })
 		t.Run("requests", func(t *testing.T) { oaRequests(t, e) })

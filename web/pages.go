@@ -8,6 +8,7 @@ import (
 
 	"github.com/a-h/templ"
 	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/store"
 	"github.com/gatehousehq/gatehouse/static"
 	"github.com/gatehousehq/gatehouse/views"
 	"github.com/labstack/echo/v4"
@@ -23,7 +24,7 @@ type pages struct {
 
 // setupPages prepares the page (asset hashes, login limiter, the live hub on
 // feed); its routes are in routes.go.
-func (s *Server) setupPages(feed models.Subscriber) error {
+func (s *Server) setupPages(feed store.Subscriber) error {
 	hashes, err := static.Hashes()
 	if err != nil {
 		return err

@@ -11,13 +11,13 @@ import (
 	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/client"
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 )
 
 // TestPageCards checks, through the server, what a card says: who asks and
 // where, what an option saves, and risk only when the filer gave one.
 func TestPageCards(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
+	storetest.Each(t, func(t *testing.T, dialect string) {
 		ctx := context.Background()
 		e := startPage(t, dialect) // webtest wires runtimes
 		b := e.browser()

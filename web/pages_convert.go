@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/store"
 	"github.com/gatehousehq/gatehouse/views"
 )
 
@@ -113,7 +114,7 @@ func cardsOfRows(ctx context.Context, rt runtimeReader, viewer models.Principal,
 }
 
 // toAudit is a request's trail as its page shows it.
-func toAudit(id string, rows []models.Audit) views.Audit {
+func toAudit(id string, rows []store.Audit) views.Audit {
 	out := views.Audit{RequestID: id, Rows: make([]views.AuditRow, len(rows))}
 	for i, a := range rows {
 		out.Rows[i] = views.AuditRow{At: a.CreatedAt, Version: a.Version, Action: a.Action, Actor: a.Actor, Via: a.Via, Detail: detailLines(a.Detail)}

@@ -15,7 +15,8 @@ import (
 	"github.com/PuerkitoBio/goquery"
 	"github.com/gatehousehq/gatehouse/client"
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 	"github.com/gatehousehq/gatehouse/web"
 	"github.com/gatehousehq/gatehouse/web/webtest"
 )
@@ -23,8 +24,8 @@ import (
 // pageEnv is a running server on a real database with an operator and an agent.
 type pageEnv struct {
 	t        testing.TB
-	store    *models.Store
-	changes  *models.Changes
+	store    *store.Store
+	changes  *store.Changes
 	srv      *web.Server
 	url      string // where the server listens
 	opToken  string
@@ -34,44 +35,44 @@ type pageEnv struct {
 
 // startPage serves the page through the ordinary test helper (the production
 // assembly); prepare, when given, sets up the store first (rules).
-func startPage(t testing.TB, dialect string, prepare ...func(*models.Store)) *pageEnv {
+func startPage(t testing.TB, dialect string, prepare ...func(*store.Store)) *pageEnv {
 	t.Helper()
-	store, changes := modelstest.Store(t, dialect)
+	st, changes := storetest.Store(t, dialect)
 	for _, p := range prepare {
-		p(store)
+		p(st)
 	}
-	env := webtest.NewOn(t, store, changes, web.Config{})
-	return newPageEnv(t, store, changes, env.Server, env.URL)
+	env := webtest.NewOn(t, st, changes, web.Config{})
+	return newPageEnv(t, st, changes, env.Server, env.URL)
 }
 
 // startBarePage serves the page from a web server alone, with none of the
 // optional stores (runtimes, devices, rules): for what the page leaves out.
 func startBarePage(t testing.TB) *pageEnv {
 	t.Helper()
-	store, changes := modelstest.Store(t, "sqlite")
+	st, changes := storetest.Store(t, "sqlite")
 	ts := httptest.NewUnstartedServer(nil)
-	srv, err := web.New(web.Config{BaseURL: "http://" + ts.Listener.Addr().String()}, web.Deps{Store: store, Watcher: changes, Changes: changes})
+	srv, err := web.New(web.Config{BaseURL: "http://" + ts.Listener.Addr().String()}, web.Deps{Store: st, Watcher: changes, Changes: changes})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ts.Config.Handler = srv.Handler()
 	ts.Start()
 	t.Cleanup(func() { srv.Close(); ts.Close() })
-	return newPageEnv(t, store, changes, srv, ts.URL)
+	return newPageEnv(t, st, changes, srv, ts.URL)
 }
 
-func newPageEnv(t testing.TB, store *models.Store, changes *models.Changes, srv *web.Server, url string) *pageEnv {
+func newPageEnv(t testing.TB, st *store.Store, changes *store.Changes, srv *web.Server, url string) *pageEnv {
 	t.Helper()
 	ctx := context.Background()
-	_, op, err := store.CreateToken(ctx, models.RoleOperator, "ann")
+	_, op, err := st.CreateToken(ctx, models.RoleOperator, "ann")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, ag, err := store.CreateToken(ctx, models.RoleAgent, "claude")
+	_, ag, err := st.CreateToken(ctx, models.RoleAgent, "claude")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &pageEnv{t: t, store: store, changes: changes, srv: srv, url: url, opToken: op, agent: client.New(url, ag), operator: client.New(url, op)}
+	return &pageEnv{t: t, store: st, changes: changes, srv: srv, url: url, opToken: op, agent: client.New(url, ag), operator: client.New(url, op)}
 }
 
 // file files a permission request as the agent.

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/store"
 	"github.com/gatehousehq/gatehouse/views"
 	"github.com/labstack/echo/v4"
 )
@@ -29,7 +30,7 @@ func (s *Server) showInbox(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	rows, next, err := s.store.ListRequests(c.Request().Context(), models.ListFilter{Status: f.Status, Kind: f.Kind, Risk: f.Risk, Cursor: c.QueryParam("cursor")})
+	rows, next, err := s.store.ListRequests(c.Request().Context(), store.ListFilter{Status: f.Status, Kind: f.Kind, Risk: f.Risk, Cursor: c.QueryParam("cursor")})
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/rules"
 	"github.com/gatehousehq/gatehouse/views"
 	"github.com/labstack/echo/v4"
 )
@@ -76,7 +77,7 @@ func tokenTail(tok string) string {
 	return "…" + tok[len(tok)-keep:]
 }
 
-func toRuleList(rs *models.Rules) views.RuleList {
+func toRuleList(rs *rules.Rules) views.RuleList {
 	if rs == nil {
 		return views.RuleList{}
 	}

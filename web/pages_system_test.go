@@ -10,7 +10,9 @@ import (
 
 	"github.com/gatehousehq/gatehouse/client"
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/rules"
+	"github.com/gatehousehq/gatehouse/models/store"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 )
 
 const systemRules = `rules:
@@ -25,14 +27,14 @@ const systemRules = `rules:
 `
 
 func TestSystemPage(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
+	storetest.Each(t, func(t *testing.T, dialect string) {
 		ctx := context.Background()
-		e := startPage(t, dialect, func(store *models.Store) {
-			rs, err := models.ParseRules("rules.yaml", []byte(systemRules))
+		e := startPage(t, dialect, func(st *store.Store) {
+			rs, err := rules.ParseRules("rules.yaml", []byte(systemRules))
 			if err != nil {
 				t.Fatal(err)
 			}
-			store.Rules = models.NewRuleSet(rs)
+			st.Rules = rules.NewRuleSet(rs)
 		})
 		b := e.browser()
 		e.login(b)
@@ -89,9 +91,9 @@ func TestSystemPage(t *testing.T) {
 			if strings.Contains(html, token) || strings.Contains(html, token[:16]) {
 				t.Error("the page shows the device token")
 			}
-			rules := doc.Find(`[data-testid="rule-row"]`)
-			if rules.Length() != 2 {
-				t.Fatalf("rules: %d rows", rules.Length())
+			rs := doc.Find(`[data-testid="rule-row"]`)
+			if rs.Length() != 2 {
+				t.Fatalf("rules: %d rows", rs.Length())
 			}
 			hold := doc.Find(`[data-testid="rule-row"][data-name="slow-deny"]`)
 			if got := strings.TrimSpace(hold.Find(`[data-testid="rule-window"]`).Text()); got != "1m30s then deny" {

@@ -17,7 +17,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 	"github.com/gatehousehq/gatehouse/web"
 )
 
@@ -244,7 +244,7 @@ func TestPageInbox(t *testing.T) {
 }
 
 func TestPageDecide(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
+	storetest.Each(t, func(t *testing.T, dialect string) {
 		e := startPage(t, dialect)
 		b := e.browser()
 		csrf := e.login(b)
@@ -369,13 +369,13 @@ func TestPageDecide(t *testing.T) {
 }
 
 func TestPageCookieSecureOverHTTPS(t *testing.T) {
-	store, changes := modelstest.Store(t, "sqlite")
-	srv, err := web.New(web.Config{BaseURL: "https://gatehouse.example"}, web.Deps{Store: store, Watcher: changes})
+	st, changes := storetest.Store(t, "sqlite")
+	srv, err := web.New(web.Config{BaseURL: "https://gatehouse.example"}, web.Deps{Store: st, Watcher: changes})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Close)
-	_, op, err := store.CreateToken(context.Background(), models.RoleOperator, "ann")
+	_, op, err := st.CreateToken(context.Background(), models.RoleOperator, "ann")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 	"github.com/gatehousehq/gatehouse/web"
 	"github.com/gatehousehq/gatehouse/web/webtest"
 )
@@ -51,7 +51,7 @@ func rawBody(t *testing.T, c net.Conn) []byte {
 }
 
 func TestParkedRelease(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
+	storetest.Each(t, func(t *testing.T, dialect string) {
 		// More waits than are answered inline and than one worker's slice.
 		const n = 150
 		ev, cfg := newManyEvents(4 * n) // room for every end, should a check fail before they are read

@@ -15,7 +15,7 @@ import (
 
 	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 	"github.com/gatehousehq/gatehouse/web/webtest"
 )
 
@@ -78,7 +78,7 @@ func sameAsRead(t *testing.T, e *webtest.Env, token string, got map[string]any) 
 }
 
 func TestParkedWait(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
+	storetest.Each(t, func(t *testing.T, dialect string) {
 		ev, cfg := newEvents()
 		e := webtest.New(t, dialect, cfg)
 		ag, op := e.Token(models.RoleAgent, "a"), e.Token(models.RoleOperator, "op")

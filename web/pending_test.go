@@ -13,7 +13,9 @@ import (
 	"time"
 
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/rules"
+	"github.com/gatehousehq/gatehouse/models/store"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 	"github.com/gatehousehq/gatehouse/web"
 )
 
@@ -22,7 +24,7 @@ var pctx = context.Background()
 // signalWatcher is the real Changes, telling the test when a wait has started
 // watching a request, so a decide is sent only after the wait is parked.
 type signalWatcher struct {
-	*models.Changes
+	*store.Changes
 	watching chan string
 }
 
@@ -37,7 +39,7 @@ func (w signalWatcher) WatchFunc(id string, f func(models.Change)) func() bool {
 
 type pendingEnv struct {
 	srv      *httptest.Server
-	store    *models.Store
+	store    *store.Store
 	watching chan string
 	runtime  string // bearer secrets
 	other    string
@@ -47,11 +49,11 @@ type pendingEnv struct {
 
 func newPendingEnv(t *testing.T, dialect string) *pendingEnv {
 	t.Helper()
-	store, changes := modelstest.Store(t, dialect)
-	e := &pendingEnv{store: store, watching: make(chan string, 16)}
+	st, changes := storetest.Store(t, dialect)
+	e := &pendingEnv{store: st, watching: make(chan string, 16)}
 	e.srv = httptest.NewUnstartedServer(nil)
 	s, err := web.New(web.Config{BaseURL: "http://" + e.srv.Listener.Addr().String()},
-		web.Deps{Store: store, Watcher: signalWatcher{changes, e.watching}, Grants: store})
+		web.Deps{Store: st, Watcher: signalWatcher{changes, e.watching}, Grants: st})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,13 +61,13 @@ func newPendingEnv(t *testing.T, dialect string) *pendingEnv {
 	e.srv.Start()
 	t.Cleanup(func() { s.Close(); e.srv.Close() })
 	for role, dst := range map[string]*string{"runtime": &e.runtime, "operator": &e.operator, "agent": &e.agent} {
-		_, secret, err := store.CreateToken(pctx, role, role+"-1")
+		_, secret, err := st.CreateToken(pctx, role, role+"-1")
 		if err != nil {
 			t.Fatal(err)
 		}
 		*dst = secret
 	}
-	_, e.other, _ = store.CreateToken(pctx, models.RoleRuntime, "runtime-2")
+	_, e.other, _ = st.CreateToken(pctx, models.RoleRuntime, "runtime-2")
 	return e
 }
 
@@ -140,7 +142,7 @@ func (e *pendingEnv) file(t *testing.T, body map[string]any) filed {
 }
 
 func TestPendingRoutes(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
+	storetest.Each(t, func(t *testing.T, dialect string) {
 		e := newPendingEnv(t, dialect)
 
 		t.Run("files and answers the agent-facing 403 in Gatehouse's words", func(t *testing.T) {
@@ -351,9 +353,9 @@ func TestPendingExpiredClaim(t *testing.T) {
 // TestPendingFiledByRule: when a rule decides the approval at filing, the answer
 // says so: approved means claim now, denied hands on the refusal.
 func TestPendingFiledByRule(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
+	storetest.Each(t, func(t *testing.T, dialect string) {
 		e := newPendingEnv(t, dialect)
-		rs, err := models.ParseRules("rules.yaml", []byte(`rules:
+		rs, err := rules.ParseRules("rules.yaml", []byte(`rules:
   - name: no-delete
     match: {tool: http, command: '^DELETE '}
     action: deny
@@ -364,7 +366,7 @@ func TestPendingFiledByRule(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		e.store.Rules = models.NewRuleSet(rs)
+		e.store.Rules = rules.NewRuleSet(rs)
 
 		t.Run("approved: no agent body, claim now, and the claim releases", func(t *testing.T) {
 			body := mergeBody("sb-rule")

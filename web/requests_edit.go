@@ -6,6 +6,7 @@ import (
 
 	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/store"
 	"github.com/labstack/echo/v4"
 )
 
@@ -19,7 +20,7 @@ func (s *Server) patchRequest(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	p := models.Patch{Version: in.Version, Title: in.Title, Summary: in.Summary, Detail: in.Detail, DefaultOption: in.DefaultOption}
+	p := store.Patch{Version: in.Version, Title: in.Title, Summary: in.Summary, Detail: in.Detail, DefaultOption: in.DefaultOption}
 	if in.Options != nil {
 		opts := toModelOptions(*in.Options)
 		p.Options = &opts

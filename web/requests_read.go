@@ -6,13 +6,14 @@ import (
 
 	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/store"
 	"github.com/labstack/echo/v4"
 )
 
 // listRequests lists requests newest first; callers other than operators see
 // only their own.
 func (s *Server) listRequests(c echo.Context) error {
-	f := models.ListFilter{
+	f := store.ListFilter{
 		Status: c.QueryParam("status"), Kind: c.QueryParam("kind"), Risk: c.QueryParam("risk"),
 		Cursor: c.QueryParam("cursor"),
 	}

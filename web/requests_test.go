@@ -10,13 +10,14 @@ import (
 	"testing"
 
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 	"github.com/gatehousehq/gatehouse/web"
 	"github.com/gatehousehq/gatehouse/web/webtest"
 )
 
 func TestAuthorizationMatrix(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
+	storetest.Each(t, func(t *testing.T, dialect string) {
 		e := webtest.New(t, dialect, web.Config{})
 		owner := e.Token(models.RoleAgent, "owner")
 		other := e.Token(models.RoleAgent, "other")
@@ -87,16 +88,16 @@ func TestAuthorizationMatrix(t *testing.T) {
 }
 
 // counts returns how many requests and audit rows the store holds.
-func counts(t *testing.T, s *models.Store) (int64, int64) {
+func counts(t *testing.T, s *store.Store) (int64, int64) {
 	t.Helper()
 	var r, a int64
 	s.DB.Model(&models.Request{}).Count(&r)
-	s.DB.Model(&models.Audit{}).Count(&a)
+	s.DB.Model(&store.Audit{}).Count(&a)
 	return r, a
 }
 
 func TestBadInputChangesNothing(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
+	storetest.Each(t, func(t *testing.T, dialect string) {
 		e := webtest.New(t, dialect, web.Config{})
 		ag := e.Token(models.RoleAgent, "a")
 		op := e.Token(models.RoleOperator, "op")
@@ -154,7 +155,7 @@ func TestBadInputChangesNothing(t *testing.T) {
 }
 
 func TestDecideRace(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
+	storetest.Each(t, func(t *testing.T, dialect string) {
 		e := webtest.New(t, dialect, web.Config{})
 		ag := e.Token(models.RoleAgent, "a")
 		op1, op2 := e.Token(models.RoleOperator, "op1"), e.Token(models.RoleOperator, "op2")

@@ -4,12 +4,12 @@ import (
 	"net/http"
 
 	"github.com/gatehousehq/gatehouse/api"
-	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/rules"
 	"github.com/labstack/echo/v4"
 )
 
 // toAPIRules is the rules in force as the API shows them.
-func toAPIRules(rs *models.Rules) api.Rules {
+func toAPIRules(rs *rules.Rules) api.Rules {
 	out := api.Rules{Rules: []api.Rule{}}
 	if rs == nil {
 		return out
@@ -29,7 +29,7 @@ func toAPIRules(rs *models.Rules) api.Rules {
 
 // listRules shows the rules in force; an empty list when there are none.
 func (s *Server) listRules(c echo.Context) error {
-	var rs *models.Rules
+	var rs *rules.Rules
 	if s.rules != nil {
 		rs = s.rules.Current()
 	}

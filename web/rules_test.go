@@ -9,7 +9,9 @@ import (
 	"testing"
 
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/rules"
+	"github.com/gatehousehq/gatehouse/models/store"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 	"github.com/gatehousehq/gatehouse/web"
 	"github.com/gatehousehq/gatehouse/web/webtest"
 )
@@ -31,27 +33,27 @@ const webRules = `rules:
 type rulesServer struct {
 	url         string
 	agent, oper string
-	store       *models.Store
+	store       *store.Store
 }
 
-func newRulesServer(t *testing.T, dialect, rules string) *rulesServer {
+func newRulesServer(t *testing.T, dialect, src string) *rulesServer {
 	t.Helper()
-	store, changes := modelstest.Store(t, dialect)
-	rs, err := models.ParseRules("rules.yaml", []byte(rules))
+	st, changes := storetest.Store(t, dialect)
+	rs, err := rules.ParseRules("rules.yaml", []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
-	store.Rules = models.NewRuleSet(rs)
-	env := webtest.NewOn(t, store, changes, web.Config{})
-	_, agent, err := store.CreateToken(context.Background(), models.RoleAgent, "a1")
+	st.Rules = rules.NewRuleSet(rs)
+	env := webtest.NewOn(t, st, changes, web.Config{})
+	_, agent, err := st.CreateToken(context.Background(), models.RoleAgent, "a1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, oper, err := store.CreateToken(context.Background(), models.RoleOperator, "o1")
+	_, oper, err := st.CreateToken(context.Background(), models.RoleOperator, "o1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &rulesServer{url: env.URL, agent: agent, oper: oper, store: store}
+	return &rulesServer{url: env.URL, agent: agent, oper: oper, store: st}
 }
 
 func call(t *testing.T, method, url, token, body string, out any) int {
@@ -93,7 +95,7 @@ type record struct {
 }
 
 func TestRulesOverHTTP(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
+	storetest.Each(t, func(t *testing.T, dialect string) {
 		s := newRulesServer(t, dialect, webRules)
 		opts := `"options":[{"id":"once","label":"Allow once","effect":"allow"},{"id":"deny","label":"Deny","effect":"deny"}]`
 
@@ -167,7 +169,7 @@ func TestRulesOverHTTP(t *testing.T) {
 // then deny" into an allow, and a PATCH into a deny rule is denied at once
 // (with the server's decision hooks).
 func TestRulesJudgeEditsOverHTTP(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
+	storetest.Each(t, func(t *testing.T, dialect string) {
 		s := newRulesServer(t, dialect, `rules:
   - name: no-drop
     match: {text: drop}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/store"
 	"github.com/labstack/echo/v4"
 )
 
@@ -15,9 +16,9 @@ type RuntimeStore interface {
 	GetRuntime(ctx context.Context, id string) (*models.Runtime, error)
 	ListRuntimes(ctx context.Context, ownerID string) ([]models.RuntimeStatus, error)
 	TouchRuntime(ctx context.Context, id string) error
-	DecisionFeed(ctx context.Context, runtimeID string, after int64, limit int) ([]models.Forward, error)
+	DecisionFeed(ctx context.Context, runtimeID string, after int64, limit int) ([]store.Forward, error)
 	AckFeed(ctx context.Context, runtimeID string, upto int64) error
-	SigningKey(ctx context.Context) (*models.ServerKey, error)
+	SigningKey(ctx context.Context) (*store.ServerKey, error)
 }
 
 // toAPIRuntime is a runtime as the API shows it, with its forwarding health.

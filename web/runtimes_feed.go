@@ -7,6 +7,7 @@ import (
 
 	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/store"
 	"github.com/labstack/echo/v4"
 )
 
@@ -62,7 +63,7 @@ func (s *Server) feedDecisions(c echo.Context) error {
 // so a decision committed between the read and the wait still wakes it, another
 // runtime's decision does not, and a resync (announcements may have been lost)
 // does.
-func (s *Server) waitFeed(c echo.Context, runtimeID string, after int64, timeout time.Duration) ([]models.Forward, error) {
+func (s *Server) waitFeed(c echo.Context, runtimeID string, after int64, timeout time.Duration) ([]store.Forward, error) {
 	ctx := c.Request().Context()
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()

@@ -5,13 +5,13 @@ import (
 
 	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 )
 
 // TestFeedCarriesDigest: a pulling runtime gets decided_digest (to check
 // against what it filed) and decided_via (a person, a rule or an expiry).
 func TestFeedCarriesDigest(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
+	storetest.Each(t, func(t *testing.T, dialect string) {
 		f := newFeedRig(t, dialect)
 		op, rtc := f.as(t, models.RoleOperator), f.as(t, models.RoleRuntime)
 		rt, err := rtc.RegisterRuntime(bg, api.RuntimeRegistration{Name: "puller", Machine: "m"})

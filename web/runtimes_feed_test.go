@@ -9,7 +9,7 @@ import (
 
 	"github.com/gatehousehq/gatehouse/client"
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 	"github.com/gatehousehq/gatehouse/web"
 )
 
@@ -64,7 +64,7 @@ func onlyDecision(t *testing.T, p *api.DecisionPage, id string) {
 }
 
 func TestFeedWakesOnResync(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
+	storetest.Each(t, func(t *testing.T, dialect string) {
 		f := newFeedRig(t, dialect)
 		rtc := f.as(t, models.RoleRuntime)
 		rt, err := rtc.RegisterRuntime(bg, api.RuntimeRegistration{Name: "behind-nat", Machine: "m"})
@@ -87,7 +87,7 @@ func TestFeedWakesOnResync(t *testing.T) {
 }
 
 func TestFeedWakesOnlyForItsRuntime(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
+	storetest.Each(t, func(t *testing.T, dialect string) {
 		f := newFeedRig(t, dialect)
 		op, rtA, rtB := f.as(t, models.RoleOperator), f.as(t, models.RoleRuntime), f.as(t, models.RoleRuntime)
 		a, err := rtA.RegisterRuntime(bg, api.RuntimeRegistration{Name: "a", Machine: "m"})

@@ -16,7 +16,8 @@ import (
 	"github.com/gatehousehq/gatehouse/client"
 	"github.com/gatehousehq/gatehouse/forward/forwardtest"
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 	"github.com/gatehousehq/gatehouse/web"
 	"github.com/gatehousehq/gatehouse/web/webtest"
 )
@@ -31,9 +32,9 @@ func next[T any](t *testing.T, ch <-chan T, what string) T {
 // apiRig is the whole service through the ordinary test helper (the
 // production assembly), with its forwarder's attempts reported on attempts.
 type apiRig struct {
-	s        *models.Store
-	changes  *models.Changes
-	key      *models.ServerKey
+	s        *store.Store
+	changes  *store.Changes
+	key      *store.ServerKey
 	url      string
 	attempts <-chan forwardtest.Attempt
 }
@@ -48,7 +49,7 @@ func newAPI(t *testing.T, dialect string) *apiRig {
 func newAPIConfig(t *testing.T, dialect string, cfg web.Config) *apiRig {
 	t.Helper()
 	events, attempted := forwardtest.Attempts()
-	e := webtest.NewApp(t, app.Config{Database: modelstest.URL(t, dialect), Web: cfg, Forward: app.ForwardConfig{
+	e := webtest.NewApp(t, app.Config{Database: storetest.URL(t, dialect), Web: cfg, Forward: app.ForwardConfig{
 		Backoff: time.Millisecond, MaxBackoff: 4 * time.Millisecond,
 		Attempted: attempted,
 	}})
@@ -77,7 +78,7 @@ func status(err error) int {
 }
 
 func TestRuntimeRoutes(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
+	storetest.Each(t, func(t *testing.T, dialect string) {
 		g := newAPI(t, dialect)
 		op, rt1, rt2, ag := g.as(t, models.RoleOperator), g.as(t, models.RoleRuntime), g.as(t, models.RoleRuntime), g.as(t, models.RoleAgent)
 
@@ -151,7 +152,7 @@ func TestRuntimeRoutes(t *testing.T) {
 }
 
 func TestWaitersAreNotHeldForForwarding(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
+	storetest.Each(t, func(t *testing.T, dialect string) {
 		g := newAPI(t, dialect)
 		op, rtc := g.as(t, models.RoleOperator), g.as(t, models.RoleRuntime)
 		entered, release := make(chan struct{}, 1), make(chan struct{})
@@ -204,7 +205,7 @@ func TestWaitersAreNotHeldForForwarding(t *testing.T) {
 }
 
 func TestPullFeed(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
+	storetest.Each(t, func(t *testing.T, dialect string) {
 		g := newAPI(t, dialect)
 		op, rtc := g.as(t, models.RoleOperator), g.as(t, models.RoleRuntime)
 		rt, err := rtc.RegisterRuntime(bg, api.RuntimeRegistration{Name: "behind-nat", Machine: "m"})

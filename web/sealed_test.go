@@ -7,7 +7,7 @@ import (
 
 	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 	"github.com/gatehousehq/gatehouse/web"
 	"github.com/gatehousehq/gatehouse/web/webtest"
 )
@@ -16,7 +16,7 @@ import (
 // filed: swap the words, relabel the options so "Deny" allows. A sealed
 // request refuses it and keeps what the operator is shown.
 func TestSealedRequests(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
+	storetest.Each(t, func(t *testing.T, dialect string) {
 		e := webtest.New(t, dialect, web.Config{})
 		ag, op := e.Token(models.RoleAgent, "a"), e.Token(models.RoleOperator, "op")
 		relabel := map[string]any{

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/rules"
+	"github.com/gatehousehq/gatehouse/models/store"
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 	"gorm.io/gorm"
@@ -23,11 +25,11 @@ type Store interface {
 	// decision the store records writes its own forward outbox row.
 	CreateRequest(ctx context.Context, p models.Principal, n models.NewRequest, idemKey string) (*models.Request, bool, error)
 	GetRequest(ctx context.Context, id string) (*models.Request, error)
-	ListRequests(ctx context.Context, f models.ListFilter) ([]models.Request, string, error)
-	PatchRequest(ctx context.Context, id string, by models.Principal, p models.Patch) (*models.Request, error)
+	ListRequests(ctx context.Context, f store.ListFilter) ([]models.Request, string, error)
+	PatchRequest(ctx context.Context, id string, by models.Principal, p store.Patch) (*models.Request, error)
 	Withdraw(ctx context.Context, id string, by models.Principal, status string) (*models.Request, error)
 	Decide(ctx context.Context, id string, d models.Decision) (*models.Request, error)
-	AuditTrail(ctx context.Context, id string) ([]models.Audit, error)
+	AuditTrail(ctx context.Context, id string) ([]store.Audit, error)
 	CountOpen(ctx context.Context) (int64, error)
 	Authenticate(ctx context.Context, secret string) (*models.Token, error)
 	SessionFor(ctx context.Context, cookie string) (*models.Session, error)
@@ -39,16 +41,16 @@ type Store interface {
 	EndSessionID(ctx context.Context, id string) error
 }
 
-// Watcher wakes a waiter at the next change of one request (a *models.Changes).
+// Watcher wakes a waiter at the next change of one request (a *store.Changes).
 type Watcher interface {
 	// WatchFunc calls f once, without blocking, with the next change of id;
 	// stop cancels and reports whether f was still to be called.
 	WatchFunc(id string, f func(models.Change)) (stop func() bool)
 }
 
-// RulesInForce gives the rules that judge new requests (a *models.RuleSet).
+// RulesInForce gives the rules that judge new requests (a *rules.RuleSet).
 type RulesInForce interface {
-	Current() *models.Rules
+	Current() *rules.Rules
 }
 
 // Config is the server's settings.
@@ -100,7 +102,7 @@ type Deps struct {
 	// Runtimes and Changes serve runtime registration, the signing keys and the
 	// pull feed; without them those routes are absent.
 	Runtimes RuntimeStore
-	Changes  models.Subscriber
+	Changes  store.Subscriber
 	// Grants, when set, serves the pending-grant routes (/v1/pending…).
 	Grants Grants
 	// Audit, when set, serves the whole chain and its signed head (/v1/audit…).
@@ -115,7 +117,7 @@ type Server struct {
 	watcher  Watcher
 	db       *gorm.DB
 	runtimes RuntimeStore
-	changes  models.Subscriber
+	changes  store.Subscriber
 	metrics  *metrics
 	waiters  *waiterCaps
 	filing   *filingLimits
@@ -185,7 +187,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	s.echo = e
 	feed := d.Changes
 	if feed == nil {
-		feed, _ = d.Watcher.(models.Subscriber)
+		feed, _ = d.Watcher.(store.Subscriber)
 	}
 	if err := s.setupPages(feed); err != nil {
 		return nil, err
@@ -217,9 +219,6 @@ func (s *Server) Close() {
 	s.bgMu.Unlock()
 	s.bg.Wait()
 }
-
-// Closing is closed when the server stops.
-func (s *Server) Closing() <-chan struct{} { return s.closing }
 
 // BaseURL is the public URL of the server.
 func (s *Server) BaseURL() string { return s.baseURL.String() }

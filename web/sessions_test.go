@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 	"github.com/gatehousehq/gatehouse/web"
 	"github.com/gatehousehq/gatehouse/web/webtest"
 )
@@ -17,7 +17,7 @@ import (
 // is refused on its next call (the cache too); agents and runtimes can do
 // neither, and no answer carries a cookie secret or its hash.
 func TestSessionsAPI(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
+	storetest.Each(t, func(t *testing.T, dialect string) {
 		e := webtest.New(t, dialect, web.Config{})
 		op := e.Token(models.RoleOperator, "op")
 		agent := e.Token(models.RoleAgent, "a1")

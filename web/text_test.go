@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 	"github.com/gatehousehq/gatehouse/web"
 	"github.com/gatehousehq/gatehouse/web/webtest"
 )
@@ -18,7 +18,7 @@ import (
 // renders as "Deny" on an allow option, an ESC sequence, a NUL, a title over
 // two lines. Each is 400 invalid_input naming the field, and nothing is written.
 func TestTextCannotLie(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
+	storetest.Each(t, func(t *testing.T, dialect string) {
 		e := webtest.New(t, dialect, web.Config{})
 		ag := e.Token(models.RoleAgent, "a")
 		op := e.Token(models.RoleOperator, "op")
@@ -95,7 +95,7 @@ func TestTextCannotLie(t *testing.T) {
 // ASCII, so a middleware (or an agent holding its token) cannot slip a bidi
 // override or an ESC into the card Gatehouse writes from them.
 func TestPendingTextCannotLie(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
+	storetest.Each(t, func(t *testing.T, dialect string) {
 		e := newPendingEnv(t, dialect)
 		grant := func(field, value string) map[string]any {
 			m := map[string]any{"sandbox": "sb", "method": "GET", "host": "api.github.com", "port": 443,

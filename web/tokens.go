@@ -6,13 +6,14 @@ import (
 
 	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/store"
 	"github.com/labstack/echo/v4"
 )
 
 // TokenStore is what the token routes need (models.Store): each change is
 // recorded in the audit chain with the operator who made it.
 type TokenStore interface {
-	CreateTokenBy(ctx context.Context, n models.NewToken, actor, via string) (*models.Token, string, error)
+	CreateTokenBy(ctx context.Context, n store.NewToken, actor, via string) (*models.Token, string, error)
 	ListTokens(ctx context.Context) ([]models.Token, error)
 	RevokeTokenBy(ctx context.Context, idOrName, actor, via string) (int64, error)
 }
@@ -49,7 +50,7 @@ func createToken(c echo.Context, ts TokenStore) error {
 	if err := bindJSON(c, &in); err != nil {
 		return err
 	}
-	t, secret, err := ts.CreateTokenBy(c.Request().Context(), models.NewToken{Role: in.Role, Name: in.Name, Groups: in.Groups, For: in.For},
+	t, secret, err := ts.CreateTokenBy(c.Request().Context(), store.NewToken{Role: in.Role, Name: in.Name, Groups: in.Groups, For: in.For},
 		Principal(c).Label(), via(c))
 	if err != nil {
 		return err

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 	"github.com/gatehousehq/gatehouse/web"
 	"github.com/gatehousehq/gatehouse/web/webtest"
 )
@@ -34,7 +34,7 @@ func tokenAudit(t *testing.T, s *models.Store) []models.AuditEntry {
 // none of it, each change is audited with who made it, and the secret is
 // answered once and never listed.
 func TestTokensAPI(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
+	storetest.Each(t, func(t *testing.T, dialect string) {
 		e := webtest.New(t, dialect, web.Config{})
 		op := e.Token(models.RoleOperator, "op")
 		agent := e.Token(models.RoleAgent, "a1")

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 	"github.com/gatehousehq/gatehouse/web"
 	"github.com/gatehousehq/gatehouse/web/webtest"
 	"go.uber.org/goleak"
@@ -63,7 +63,7 @@ var waitModes = []struct {
 }{{"parked", false}, {"unparked", true}}
 
 func TestWait(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
+	storetest.Each(t, func(t *testing.T, dialect string) {
 		for _, mode := range waitModes {
 			t.Run(mode.name, func(t *testing.T) { testWait(t, dialect, mode.noPark) })
 		}
@@ -180,7 +180,7 @@ func TestWaitReleasedOnShutdown(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent(), goleak.IgnoreTopFunction("database/sql.(*DB).connectionOpener"))
 	ev, cfg := newEvents()
 	ended := ev.ended
-	store, changes := modelstest.Store(t, "sqlite")
+	store, changes := storetest.Store(t, "sqlite")
 	e := webtest.NewOn(t, store, changes, cfg)
 	ag := e.Token(models.RoleAgent, "a")
 	id := e.File(ag, nil)["id"].(string)

@@ -11,7 +11,7 @@ import (
 	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/client"
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 )
 
 // TestAdminOverHTTP: token, session and audit commands act through the
@@ -155,7 +155,7 @@ func TestAdminOverHTTP(t *testing.T) {
 func TestTokenDatabaseAudited(t *testing.T) {
 	t.Setenv("GATEHOUSE_URL", "")
 	t.Setenv("GATEHOUSE_TOKEN", "")
-	url := modelstest.URL(t, "sqlite")
+	url := storetest.URL(t, "sqlite")
 	if code, out, stderr := gatehouse(t, "token", "create", "--role", "operator", "--name", "root", "--database", url, "--create"); code != 0 ||
 		!strings.Contains(stderr, "no longer works") || !strings.Contains(stderr, "/login") {
 		t.Fatalf("create: exit %d %q %q", code, out, stderr)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/gatehousehq/gatehouse/client"
 	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/store"
 )
 
 // runAudit exports and verifies the hash-chained audit trail.
@@ -105,7 +106,7 @@ func runAuditVerify(ctx context.Context, args []string, stdout, stderr io.Writer
 		fmt.Fprintln(stderr, "gatehouse: give --database, --url/--token or --file, only one")
 		return 2
 	}
-	var head *models.SignedHead
+	var head *store.SignedHead
 	if *headFile != "" {
 		h, err := readHead(*headFile)
 		if err != nil {
@@ -114,7 +115,7 @@ func runAuditVerify(ctx context.Context, args []string, stdout, stderr io.Writer
 		}
 		head = h
 	}
-	var v *models.ChainVerifier
+	var v *store.ChainVerifier
 	var err error
 	var c *client.Client
 	if *file == "" {
@@ -131,7 +132,7 @@ func runAuditVerify(ctx context.Context, args []string, stdout, stderr io.Writer
 	default:
 		v, err = verifyDatabase(ctx, *target.database, *key, head)
 	}
-	var ce *models.ChainError
+	var ce *store.ChainError
 	switch {
 	case errors.As(err, &ce):
 		fmt.Fprintf(stderr, "gatehouse: audit chain broken at seq %d: %s\n", ce.Seq, ce.Why)
@@ -147,7 +148,7 @@ func runAuditVerify(ctx context.Context, args []string, stdout, stderr io.Writer
 	return 0
 }
 
-func verifyDatabase(ctx context.Context, database, key string, head *models.SignedHead) (*models.ChainVerifier, error) {
+func verifyDatabase(ctx context.Context, database, key string, head *store.SignedHead) (*store.ChainVerifier, error) {
 	store, closeDB, err := openExistingStore(database)
 	if err != nil {
 		return nil, err
@@ -237,7 +238,7 @@ func parseKey(key string) (ed25519.PublicKey, error) {
 	return ed25519.PublicKey(pub), nil
 }
 
-func verifyFile(path, key string, head *models.SignedHead) (*models.ChainVerifier, error) {
+func verifyFile(path, key string, head *store.SignedHead) (*store.ChainVerifier, error) {
 	if head != nil {
 		if key == "" {
 			return nil, errors.New("--head with --file needs --key, the server's public key")
@@ -255,7 +256,7 @@ func verifyFile(path, key string, head *models.SignedHead) (*models.ChainVerifie
 		return nil, err
 	}
 	defer f.Close()
-	v := models.NewChainVerifier()
+	v := store.NewChainVerifier()
 	v.Head = head
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 64*1024), 16<<20)
@@ -263,9 +264,9 @@ func verifyFile(path, key string, head *models.SignedHead) (*models.ChainVerifie
 		if strings.TrimSpace(sc.Text()) == "" {
 			continue
 		}
-		var e models.AuditEntry
+		var e store.AuditEntry
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			return v, &models.ChainError{Seq: v.Seq + 1, Why: fmt.Sprintf("line %d is not an entry: %v", line, err)}
+			return v, &store.ChainError{Seq: v.Seq + 1, Why: fmt.Sprintf("line %d is not an entry: %v", line, err)}
 		}
 		if err := v.Next(e); err != nil {
 			return v, err
@@ -277,12 +278,12 @@ func verifyFile(path, key string, head *models.SignedHead) (*models.ChainVerifie
 	return v, v.Finish()
 }
 
-func readHead(path string) (*models.SignedHead, error) {
+func readHead(path string) (*store.SignedHead, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	var h models.SignedHead
+	var h store.SignedHead
 	if err := json.Unmarshal(b, &h); err != nil || h.Hash == "" || h.Signature == "" {
 		return nil, fmt.Errorf("--head %s is not a saved /v1/audit/head answer", path)
 	}
@@ -291,14 +292,14 @@ func readHead(path string) (*models.SignedHead, error) {
 
 // openExistingStore opens a database without creating or migrating it: the
 // audit commands read evidence and must not make some.
-func openExistingStore(url string) (*models.Store, func(), error) {
-	if !models.IsPostgres(url) {
+func openExistingStore(url string) (*store.Store, func(), error) {
+	if !store.IsPostgres(url) {
 		path := strings.TrimPrefix(strings.TrimPrefix(url, "sqlite://"), "sqlite:")
 		if _, err := os.Stat(path); err != nil {
 			return nil, nil, fmt.Errorf("database %s: %w", url, err)
 		}
 	}
-	db, err := models.OpenDB(url)
+	db, err := store.OpenDB(url)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -307,9 +308,9 @@ func openExistingStore(url string) (*models.Store, func(), error) {
 			sqlDB.Close()
 		}
 	}
-	if !db.Migrator().HasTable(&models.AuditHead{}) {
+	if !db.Migrator().HasTable(&store.AuditHead{}) {
 		closeDB()
 		return nil, nil, fmt.Errorf("database %s has no audit chain yet: start gatehouse serve on it once to migrate", url)
 	}
-	return models.NewStore(db, nil), closeDB, nil
+	return store.NewStore(db, nil), closeDB, nil
 }

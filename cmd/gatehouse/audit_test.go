@@ -16,15 +16,16 @@ import (
 	"testing"
 
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 )
 
 // auditDB returns the URL of a migrated database whose chain holds n entries,
 // and its store.
-func auditDB(t *testing.T, dialect string, n int) (string, *models.Store) {
+func auditDB(t *testing.T, dialect string, n int) (string, *store.Store) {
 	t.Helper()
-	url := modelstest.URL(t, dialect)
-	store, closeDB, err := openStore(url, true)
+	url := storetest.URL(t, dialect)
+	st, closeDB, err := openStore(url, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,11 +33,11 @@ func auditDB(t *testing.T, dialect string, n int) (string, *models.Store) {
 	p := models.Principal{ID: "tok_a", Role: models.RoleAgent, Name: "a"}
 	for i := 0; i < n; i++ {
 		opts := []models.Option{{ID: "once", Label: "Allow once", Effect: "allow"}, {ID: "deny", Label: "Deny", Effect: "deny"}}
-		if _, _, err := store.CreateRequest(context.Background(), p, models.NewRequest{Kind: models.KindPermission, Title: fmt.Sprintf("step %d", i), Options: opts}, ""); err != nil {
+		if _, _, err := st.CreateRequest(context.Background(), p, models.NewRequest{Kind: models.KindPermission, Title: fmt.Sprintf("step %d", i), Options: opts}, ""); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return url, store
+	return url, st
 }
 
 func gatehouse(t *testing.T, args ...string) (int, string, string) {
@@ -55,9 +56,9 @@ func writeFile(t *testing.T, name, content string) string {
 	return p
 }
 
-func savedHead(t *testing.T, store *models.Store) (string, *models.SignedHead) {
+func savedHead(t *testing.T, st *store.Store) (string, *store.SignedHead) {
 	t.Helper()
-	h, err := store.AuditHead(context.Background())
+	h, err := st.AuditHead(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,14 +67,14 @@ func savedHead(t *testing.T, store *models.Store) (string, *models.SignedHead) {
 }
 
 func TestAuditCommands(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
-		url, store := auditDB(t, dialect, 5)
-		key, err := store.SigningKey(context.Background())
+	storetest.Each(t, func(t *testing.T, dialect string) {
+		url, st := auditDB(t, dialect, 5)
+		key, err := st.SigningKey(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
 		pub := base64.StdEncoding.EncodeToString(key.Public)
-		headFile, head := savedHead(t, store)
+		headFile, head := savedHead(t, st)
 		want := fmt.Sprintf("ok: 5 entries, head 5 %s\n", head.Hash)
 
 		code, export, stderr := gatehouse(t, "audit", "export", "--database", url)
@@ -148,7 +149,7 @@ func TestAuditCommands(t *testing.T) {
 		})
 
 		t.Run("a rewritten database is caught by the saved head", func(t *testing.T) {
-			if err := store.DB.Exec("UPDATE audits SET actor = 'agent:b' WHERE seq = 5").Error; err != nil {
+			if err := st.DB.Exec("UPDATE audits SET actor = 'agent:b' WHERE seq = 5").Error; err != nil {
 				t.Fatal(err)
 			}
 			code, _, stderr := gatehouse(t, "audit", "verify", "--database", url, "--head", headFile)

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/gatehousehq/gatehouse/app"
-	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/store"
 )
 
 // envReader reads typed environment values and keeps every bad one, so a
@@ -107,7 +107,7 @@ func defaultDatabase() string {
 // data directory is ours to make; any other missing directory is an error
 // OpenDB reports.
 func makeDatabaseDir(database string) error {
-	path, ok := models.SQLitePath(database)
+	path, ok := store.SQLitePath(database)
 	if !ok || database != defaultDatabase() || env("GATEHOUSE_DATABASE", "") != "" {
 		return nil
 	}
@@ -123,7 +123,7 @@ func databaseFlags(fs *flag.FlagSet) (database *string, create *bool) {
 
 // openStore opens the database for a command other than serve: it refuses to
 // make a new one unless create is set.
-func openStore(database string, create bool) (*models.Store, func(), error) {
+func openStore(database string, create bool) (*store.Store, func(), error) {
 	if create {
 		if err := os.MkdirAll(filepath.Dir(sqlitePathOr(database)), 0o700); err != nil {
 			return nil, nil, err
@@ -133,7 +133,7 @@ func openStore(database string, create bool) (*models.Store, func(), error) {
 }
 
 func sqlitePathOr(database string) string {
-	if p, ok := models.SQLitePath(database); ok {
+	if p, ok := store.SQLitePath(database); ok {
 		return p
 	}
 	return "."

@@ -8,7 +8,7 @@ import (
 
 	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/cmd/gatehouse/gatehousetest"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 )
 
 // TestKillUnderLoad: every filing and decision the server answered 2xx is
@@ -17,8 +17,8 @@ import (
 // shows no 2xx is sent before the COMMIT it reports; power loss itself is the
 // fsync's part (synchronous=FULL; docs/durability.md).
 func TestKillUnderLoad(t *testing.T) {
-	modelstest.Each(t, func(t *testing.T, dialect string) {
-		database := modelstest.URL(t, dialect)
+	storetest.Each(t, func(t *testing.T, dialect string) {
+		database := storetest.URL(t, dialect)
 		bin := gatehousetest.Build(t)
 		opToken := gatehousetest.Token(t, bin, database, "operator", "ops")
 		agentToken := gatehousetest.Token(t, bin, database, "agent", "builder")

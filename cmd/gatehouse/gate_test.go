@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/gatehousehq/gatehouse/internal/testkit"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 	"github.com/gatehousehq/gatehouse/web"
 )
 
@@ -98,17 +98,17 @@ func TestGateFlags(t *testing.T) {
 // TestGateCommand runs `gatehouse gate` as main wires it, in front of an
 // upstream, asking a real Gatehouse, with the credential from its environment.
 func TestGateCommand(t *testing.T) {
-	store, changes := modelstest.Store(t, "sqlite")
+	st, changes := storetest.Store(t, "sqlite")
 	ghs := httptest.NewUnstartedServer(nil)
 	srv, err := web.New(web.Config{BaseURL: "http://" + ghs.Listener.Addr().String()},
-		web.Deps{Store: store, Watcher: changes, DB: store.DB, Grants: store})
+		web.Deps{Store: st, Watcher: changes, DB: st.DB, Grants: st})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ghs.Config.Handler = srv.Handler()
 	ghs.Start()
 	t.Cleanup(func() { srv.Close(); ghs.Close() })
-	_, runtimeToken, _ := store.CreateToken(context.Background(), "runtime", "gate")
+	_, runtimeToken, _ := st.CreateToken(context.Background(), "runtime", "gate")
 
 	seen := make(chan http.Header, 4)
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -163,7 +163,7 @@ func TestGateCommand(t *testing.T) {
 		}
 	})
 	t.Run("an agent token stops it", func(t *testing.T) {
-		_, agentToken, _ := store.CreateToken(context.Background(), "agent", "claude")
+		_, agentToken, _ := st.CreateToken(context.Background(), "agent", "claude")
 		var stderr bytes.Buffer
 		code := run(context.Background(), []string{"gate", "--listen", "127.0.0.1:0", "--upstream", up.URL, "--sandbox", "sb-cmd",
 			"--token", agentToken}, nil, io.Discard, &stderr)

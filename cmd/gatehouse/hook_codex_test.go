@@ -11,7 +11,7 @@ import (
 
 	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/client"
-	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/rules"
 )
 
 // Hook inputs recorded from Codex 0.169.0 (testdata/codex/README.md).
@@ -183,11 +183,11 @@ func TestHookCodexRefusesOtherInput(t *testing.T) {
 
 func TestHookCodexRuleDecidesAtOnce(t *testing.T) {
 	ts := newTestServer(t)
-	rules, err := models.ParseRules("rules.yaml", []byte("rules:\n  - name: pushes-ok\n    match:\n      tool: Bash\n      command: '^git push origin main$'\n    action: approve\n"))
+	rs, err := rules.ParseRules("rules.yaml", []byte("rules:\n  - name: pushes-ok\n    match:\n      tool: Bash\n      command: '^git push origin main$'\n    action: approve\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts.Store.Rules = models.NewRuleSet(rules)
+	ts.Store.Rules = rules.NewRuleSet(rs)
 	for _, name := range []string{"PermissionRequest", "PermissionRequest again"} {
 		t.Run(name, func(t *testing.T) {
 			checkOutput(t, testkit.Recv(t, start(codexHookArgs(ts.URL, ts.Agent, "1m"), codexFixture(t, codexPermissionRequest)), "the command to end"),

@@ -14,7 +14,7 @@ import (
 	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/client"
 
-	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/rules"
 )
 
 // The fixtures are hook inputs recorded from Claude Code (testdata/claude-code/README.md).
@@ -259,11 +259,11 @@ func TestHookRefusesOtherInput(t *testing.T) {
 
 func TestHookRuleDecidesAtOnce(t *testing.T) {
 	ts := newTestServer(t)
-	rules, err := models.ParseRules("rules.yaml", []byte("rules:\n  - name: pushes-ok\n    match:\n      tool: Bash\n      command: '^git push origin main$'\n    action: approve\n"))
+	rs, err := rules.ParseRules("rules.yaml", []byte("rules:\n  - name: pushes-ok\n    match:\n      tool: Bash\n      command: '^git push origin main$'\n    action: approve\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts.Store.Rules = models.NewRuleSet(rules)
+	ts.Store.Rules = rules.NewRuleSet(rs)
 	t.Run("PreToolUse", func(t *testing.T) {
 		res := testkit.Recv(t, start(hookArgs(ts.URL, ts.Agent, "1m"), fixture(t, preToolUse)), "the command to end")
 		checkOutput(t, res, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"Allowed in Gatehouse by rule:pushes-ok"}}`+"\n")

@@ -12,7 +12,7 @@ import (
 	"github.com/gatehousehq/gatehouse/api"
 
 	"github.com/gatehousehq/gatehouse/cmd/gatehouse/gatehousetest"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 )
 
 // forwardGuard is how long a test waits for a forward: above the forwarder's
@@ -81,7 +81,7 @@ func (cb *callback) next(t *testing.T) delivery {
 // two replicas, and a forward in flight on a replica that dies is delivered by
 // another. It needs forwarding (POST /v1/runtimes) and skips without it.
 func TestReplicasForward(t *testing.T) {
-	database := modelstest.URL(t, "postgres")
+	database := storetest.URL(t, "postgres")
 	bin := gatehousetest.Build(t)
 	r1 := gatehousetest.Start(t, bin, database)
 	opToken := gatehousetest.Token(t, bin, database, "operator", "ops")

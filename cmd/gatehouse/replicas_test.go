@@ -12,8 +12,8 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/gatehousehq/gatehouse/client"
 	"github.com/gatehousehq/gatehouse/cmd/gatehouse/gatehousetest"
-	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -26,7 +26,7 @@ const releaseGuard = 60 * time.Second
 // processes, because what crosses between replicas is PostgreSQL NOTIFY, not
 // anything a single process could share by accident.
 func TestReplicas(t *testing.T) {
-	database := modelstest.URL(t, "postgres")
+	database := storetest.URL(t, "postgres")
 	bin := gatehousetest.Build(t)
 	// Both start at once on the empty database: their migrations must not race.
 	r1 := gatehousetest.Launch(t, bin, database)
@@ -227,7 +227,7 @@ func dropListener(t *testing.T, database string, pid int) {
 	defer conn.Close(ctx)
 	var killed []bool
 	rows, err := conn.Query(ctx, `SELECT pg_terminate_backend(pid, 30000) FROM pg_stat_activity
-		WHERE application_name LIKE $1 || '%:' || $2`, models.ListenAppName, strconv.Itoa(pid))
+		WHERE application_name LIKE $1 || '%:' || $2`, store.ListenAppName, strconv.Itoa(pid))
 	if err != nil {
 		t.Fatal(err)
 	}

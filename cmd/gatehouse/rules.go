@@ -15,6 +15,7 @@ import (
 	"github.com/gatehousehq/gatehouse/client"
 
 	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/rules"
 )
 
 const rulesUsage = `usage:
@@ -93,7 +94,7 @@ func rulesCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 }
 
 func checkRules(path string, stdout, stderr io.Writer) int {
-	rs, err := models.LoadRules(path)
+	rs, err := rules.LoadRules(path)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
@@ -114,7 +115,7 @@ type testRequest struct {
 }
 
 func testRules(path string, in io.Reader, stdout, stderr io.Writer) int {
-	rs, err := models.LoadRules(path)
+	rs, err := rules.LoadRules(path)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
@@ -152,7 +153,7 @@ func testRules(path string, in io.Reader, stdout, stderr io.Writer) int {
 // describeShell shows how the rules read a shell command: each simple command
 // with the first rule whose pattern it matches, and what in the line keeps any
 // approve or hold rule from matching it.
-func describeShell(l models.ShellLine, cmds []models.CommandMatch) string {
+func describeShell(l rules.ShellLine, cmds []rules.CommandMatch) string {
 	var b strings.Builder
 	if l.Err != "" {
 		fmt.Fprintf(&b, "the command does not parse as bash (%s): only a deny rule, matching the line as written, can match it\n", l.Err)
@@ -188,7 +189,7 @@ func describeShell(l models.ShellLine, cmds []models.CommandMatch) string {
 }
 
 // describeVerdict says in words what the rules would do with r.
-func describeVerdict(r *models.Request, v models.Verdict) string {
+func describeVerdict(r *models.Request, v rules.Verdict) string {
 	label := func(id string) string {
 		if o, ok := r.Option(id); ok {
 			return fmt.Sprintf("%q (%s)", id, o.Label)
@@ -201,7 +202,7 @@ func describeVerdict(r *models.Request, v models.Verdict) string {
 		b.WriteString("no rule matches: the request goes to the operator")
 	case v.Deferred != "":
 		fmt.Fprintf(&b, "rule %q (line %d) matches but leaves the request to the operator: %s", v.Rule, v.Line, v.Deferred)
-	case v.Action == models.RuleHold:
+	case v.Action == rules.RuleHold:
 		fmt.Fprintf(&b, "rule %q (line %d) matches: hold\n", v.Rule, v.Line)
 		fmt.Fprintf(&b, "the operator sees it marked HELD for %s; if nobody decides by then, it is decided %s with decided_via %q",
 			v.Window, label(v.Option), models.ViaRuleWindow(v.Rule))

@@ -13,7 +13,7 @@ import (
 
 	"github.com/gatehousehq/gatehouse/app"
 	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 )
 
 // lines is an io.Writer that hands over each whole line written to it.
@@ -58,7 +58,7 @@ var runtimeID = regexp.MustCompile(`rt_[0-9a-f]+`)
 func TestRuntimeCommand(t *testing.T) {
 	// The production assembly on a prepared store: its forwarder sends to the
 	// runtime's callback.
-	s, changes := modelstest.Store(t, "sqlite")
+	s, changes := storetest.Store(t, "sqlite")
 	a, err := app.New(app.Config{Store: s, Changes: changes, Addr: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)

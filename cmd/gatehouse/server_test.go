@@ -7,6 +7,7 @@ import (
 
 	"github.com/gatehousehq/gatehouse/client"
 	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/store"
 	"github.com/gatehousehq/gatehouse/web"
 	"github.com/gatehousehq/gatehouse/web/webtest"
 )
@@ -17,8 +18,8 @@ import (
 type testServer struct {
 	URL      string
 	Agent    string // agent token
-	Store    *models.Store
-	Changes  *models.Changes
+	Store    *store.Store
+	Changes  *store.Changes
 	Operator *client.Client
 }
 

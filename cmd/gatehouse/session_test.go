@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/store"
 )
 
 var sessionID = regexp.MustCompile(`ses_[0-9a-f]+`)
@@ -49,7 +49,7 @@ func TestSessionCLI(t *testing.T) {
 				t.Fatalf("the list shows the cookie: %s", out)
 			}
 		}
-		if code != 0 || !strings.Contains(out, models.FirstOperator) || !sessionID.MatchString(out) {
+		if code != 0 || !strings.Contains(out, store.FirstOperator) || !sessionID.MatchString(out) {
 			t.Fatalf("list: %d %s", code, out)
 		}
 	})

@@ -14,7 +14,7 @@ import (
 	"github.com/gatehousehq/gatehouse/api"
 
 	"github.com/gatehousehq/gatehouse/client"
-	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/store"
 )
 
 // CapWait bounds every wait on an event, so a broken forwarder fails the test
@@ -47,7 +47,7 @@ type Runtime struct {
 // callback URL and returns its id (the handler accepts forwards for it only).
 // before, when set, may answer a call itself (return true) instead of the
 // handler; decide, when set, runs on each verified decision and may refuse it.
-func NewRuntime(t testing.TB, key *models.ServerKey, register func(callback string) string, before func(n int, w http.ResponseWriter, r *http.Request) bool, decide func(ctx context.Context, d api.Decision) error) *Runtime {
+func NewRuntime(t testing.TB, key *store.ServerKey, register func(callback string) string, before func(n int, w http.ResponseWriter, r *http.Request) bool, decide func(ctx context.Context, d api.Decision) error) *Runtime {
 	t.Helper()
 	rs := &Runtime{Decisions: make(chan api.Decision, 16)}
 	h := &client.Handler{
@@ -83,12 +83,12 @@ func NewRuntime(t testing.TB, key *models.ServerKey, register func(callback stri
 
 // Attempt is one recorded attempt, as Forwarder.Attempted reports it.
 type Attempt struct {
-	F models.Forward
-	A models.Attempt
+	F store.Forward
+	A store.Attempt
 }
 
 // Attempts returns a channel of attempts and the Attempted hook that feeds it.
-func Attempts() (<-chan Attempt, func(models.Forward, models.Attempt)) {
+func Attempts() (<-chan Attempt, func(store.Forward, store.Attempt)) {
 	ch := make(chan Attempt, 64)
-	return ch, func(f models.Forward, a models.Attempt) { ch <- Attempt{f, a} }
+	return ch, func(f store.Forward, a store.Attempt) { ch <- Attempt{f, a} }
 }

@@ -13,8 +13,8 @@ import (
 	"testing"
 
 	"github.com/gatehousehq/gatehouse/app"
-	"github.com/gatehousehq/gatehouse/models"
-	"github.com/gatehousehq/gatehouse/models/modelstest"
+	"github.com/gatehousehq/gatehouse/models/store"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 	"github.com/gatehousehq/gatehouse/web"
 )
 
@@ -24,8 +24,8 @@ import (
 type Env struct {
 	T       testing.TB
 	App     *app.App
-	Store   *models.Store
-	Changes *models.Changes
+	Store   *store.Store
+	Changes *store.Changes
 	Server  *web.Server
 	HTTP    *http.Client // a client for the server
 	URL     string       // where the server listens (127.0.0.1), whatever its public BaseURL
@@ -37,13 +37,13 @@ type Env struct {
 // "postgres"). cfg may be zero.
 func New(t testing.TB, dialect string, cfg web.Config) *Env {
 	t.Helper()
-	return NewApp(t, app.Config{Database: modelstest.URL(t, dialect), Web: cfg})
+	return NewApp(t, app.Config{Database: storetest.URL(t, dialect), Web: cfg})
 }
 
 // NewOn starts a server on an existing store.
-func NewOn(t testing.TB, store *models.Store, changes *models.Changes, cfg web.Config) *Env {
+func NewOn(t testing.TB, st *store.Store, changes *store.Changes, cfg web.Config) *Env {
 	t.Helper()
-	return NewApp(t, app.Config{Store: store, Changes: changes, Web: cfg})
+	return NewApp(t, app.Config{Store: st, Changes: changes, Web: cfg})
 }
 
 // NewApp starts the service with a full configuration (forwarding hooks,
@@ -96,7 +96,7 @@ func (e *Env) Token(role, name string) string {
 
 // NamedToken creates a token with groups or the person it acts for and
 // returns its secret.
-func (e *Env) NamedToken(n models.NewToken) string {
+func (e *Env) NamedToken(n store.NewToken) string {
 	e.T.Helper()
 	_, secret, err := e.Store.CreateNamedToken(context.Background(), n)
 	if err != nil {

@@ -1,0 +1,14 @@
+package models
+
+// Decision is what an operator (or a rule, or expiry) decides.
+type Decision struct {
+	Version int    // the version the decider saw
+	Option  string // an offered option id; "" only for a free-text answer
+	Answer  *string
+	Note    *string
+	By      string // "operator:name", "rule:NAME", "system"
+	Via     string // api, page, expiry, rule:NAME
+	// Voter is the operator deciding; a request with an approval policy counts
+	// it as a vote. Nil for the rules and expiry, which no policy binds.
+	Voter *Principal
+}

@@ -1,0 +1,187 @@
+package store_test
+
+import (
+	"testing"
+
+	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/store"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
+)
+
+func refused(t *testing.T, err error, what string) {
+	t.Helper()
+	if models.ErrorCode(err) != models.ECodeUnauthenticated {
+		t.Fatalf("%s: got %v, want unauthenticated", what, err)
+	}
+}
+
+// TestAuthCacheSQLite: a server's cached token or session is refused at once
+// when another process (the token CLI: its own store, announcing nothing)
+// revokes it in the same SQLite file.
+func TestAuthCacheSQLite(t *testing.T) {
+	url := storetest.URL(t, "sqlite")
+	open := func() *store.Store {
+		db, err := store.OpenDB(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		read, err := store.OpenReadDB(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if s, err := db.DB(); err == nil {
+				s.Close()
+			}
+			if s, err := read.DB(); err == nil {
+				s.Close()
+			}
+		})
+		if err := store.Migrate(db); err != nil {
+			t.Fatal(err)
+		}
+		s := store.NewStore(db, store.NewChanges())
+		s.Read = read
+		return s
+	}
+	server, cli := open(), open()
+
+	t.Run("a token revoked by another process is refused at once", func(t *testing.T) {
+		tok, secret, err := server.CreateToken(ctx, models.RoleAgent, "revoked-elsewhere")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 2 { // the second is answered from the cache
+			if got, err := server.Authenticate(ctx, secret); err != nil || got.ID != tok.ID {
+				t.Fatalf("authenticate: %v %v", got, err)
+			}
+		}
+		if _, err := cli.RevokeToken(ctx, tok.ID); err != nil {
+			t.Fatal(err)
+		}
+		_, err = server.Authenticate(ctx, secret)
+		refused(t, err, "revoked token")
+	})
+
+	t.Run("a session ended by another process is refused at once", func(t *testing.T) {
+		_, opSecret, err := server.CreateToken(ctx, models.RoleOperator, "op")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, cookie, err := server.LoginWithToken(ctx, opSecret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			if _, err := server.SessionFor(ctx, cookie); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := cli.EndSession(ctx, cookie); err != nil {
+			t.Fatal(err)
+		}
+		_, err = server.SessionFor(ctx, cookie)
+		refused(t, err, "ended session")
+	})
+
+	t.Run("a session ended by id by another process is refused at once", func(t *testing.T) {
+		_, opSecret, err := server.CreateToken(ctx, models.RoleOperator, "op-by-id")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sess, cookie, err := server.LoginWithToken(ctx, opSecret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			if _, err := server.SessionFor(ctx, cookie); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := cli.EndSessionID(ctx, sess.ID); err != nil {
+			t.Fatal(err)
+		}
+		_, err = server.SessionFor(ctx, cookie)
+		refused(t, err, "session ended by id")
+	})
+
+	t.Run("a revoked token's sessions are refused at once", func(t *testing.T) {
+		tok, opSecret, err := server.CreateToken(ctx, models.RoleOperator, "op2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, cookie, err := server.LoginWithToken(ctx, opSecret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := server.SessionFor(ctx, cookie); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cli.RevokeToken(ctx, tok.Name); err != nil {
+			t.Fatal(err)
+		}
+		_, err = server.SessionFor(ctx, cookie)
+		refused(t, err, "session of a revoked token")
+	})
+}
+
+// TestAuthCacheReplicas: on PostgreSQL a token revoked anywhere (a replica, or
+// the CLI's store that announces nothing) is refused by every other replica as
+// soon as the revocation's notification reaches it, though that replica had it
+// cached.
+func TestAuthCacheReplicas(t *testing.T) {
+	url := storetest.URL(t, "postgres")
+	db := storetest.Migrated(t, url)
+	a, b := startReplica(t, url, db, nil), startReplica(t, url, db, nil)
+	for _, r := range []*replica{a, b} {
+		r.store.CacheAuth(r.changes)
+	}
+	heard := make(chan struct{}, 8)
+	b.changes.OnRevoke(func() { heard <- struct{}{} })
+	cli := store.NewStore(db, nil)
+
+	for _, by := range []struct {
+		name  string
+		store *store.Store
+	}{{"another replica", a.store}, {"the CLI", cli}} {
+		t.Run("a token revoked by "+by.name+" is refused by a replica that cached it", func(t *testing.T) {
+			tok, secret, err := a.store.CreateToken(ctx, models.RoleAgent, "cached-"+by.name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range 2 {
+				if got, err := b.store.Authenticate(ctx, secret); err != nil || got.ID != tok.ID {
+					t.Fatalf("authenticate on b: %v %v", got, err)
+				}
+			}
+			if _, err := by.store.RevokeToken(ctx, tok.ID); err != nil {
+				t.Fatal(err)
+			}
+			within(t, heard, "the revocation reaching the other replica")
+			_, err = b.store.Authenticate(ctx, secret)
+			refused(t, err, "revoked token on the other replica")
+		})
+
+		t.Run("a session ended by id by "+by.name+" is refused by a replica that cached it", func(t *testing.T) {
+			_, opSecret, err := a.store.CreateToken(ctx, models.RoleOperator, "op-"+by.name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sess, cookie, err := a.store.LoginWithToken(ctx, opSecret)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range 2 {
+				if _, err := b.store.SessionFor(ctx, cookie); err != nil {
+					t.Fatalf("session on b: %v", err)
+				}
+			}
+			if err := by.store.EndSessionID(ctx, sess.ID); err != nil {
+				t.Fatal(err)
+			}
+			within(t, heard, "the session's end reaching the other replica")
+			_, err = b.store.SessionFor(ctx, cookie)
+			refused(t, err, "ended session on the other replica")
+		})
+	}
+}

@@ -1,0 +1,213 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"gorm.io/gorm"
+)
+
+// maxBatch caps how many writers share one SQLite transaction, so a batch's
+// COMMIT (and the callers it answers) never waits on an unbounded queue.
+const maxBatch = 128
+
+// groupCommit makes concurrent writers' transactions share one transaction
+// and so one fsync: with synchronous=FULL the fsync of COMMIT is most of a
+// write's cost, and SQLite has one writer anyway. On PostgreSQL every writer
+// queues on the audit chain's head row to its commit's WAL flush, so one at a
+// time per process loses nothing, and a batch pays that flush and that wait
+// once for all its writers.
+//
+// Each queued function runs in its own SAVEPOINT: one that fails is rolled back
+// to it and gets its own error, the others commit. Every caller is answered
+// only after the one COMMIT, and the committed functions' announcements are
+// made after it too. There is no goroutine of its own: the first writer to
+// find no batch running leads one (its own function and whatever queued while
+// the previous COMMIT ran); a leader whose batch left a queue hands the lead
+// to a fresh goroutine, so no caller waits on more than the batch after its own.
+type groupCommit struct {
+	db    *gorm.DB   // SQLite: the single writer connection; PostgreSQL: the pool
+	stmts *stmtCache // SQLite only: the writer's statements kept prepared
+	// headFirst (PostgreSQL) locks the audit chain's head at BEGIN, before any
+	// job's row: a batch holds the head while its later jobs lock their rows,
+	// so every appender must take the head first, or a batch and a transaction
+	// elsewhere holding one of those rows while it waits for the head deadlock.
+	headFirst bool
+
+	mu      sync.Mutex
+	queue   []*writeJob
+	running bool
+
+	// Tests' hooks: queued is told the queue's length after each arrival,
+	// committed the size of each batch after its COMMIT.
+	queued    func(n int)
+	committed func(n int)
+}
+
+// writeJob is one caller's transaction function and its answer.
+type writeJob struct {
+	ctx      context.Context
+	fn       func(tx *gorm.DB) error
+	inTx     func(tx *gorm.DB) error // announces inside the transaction; nil: none
+	err      error
+	answered chan struct{}
+}
+
+// do runs fn in the next batch and returns its error once the batch's COMMIT
+// has returned (or the COMMIT's error, which then fails every function in it).
+func (g *groupCommit) do(ctx context.Context, fn, inTx func(tx *gorm.DB) error) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	j := &writeJob{ctx: ctx, fn: fn, inTx: inTx, answered: make(chan struct{})}
+	g.mu.Lock()
+	g.queue = append(g.queue, j)
+	lead := !g.running
+	g.running = true
+	n := len(g.queue)
+	g.mu.Unlock()
+	if g.queued != nil {
+		g.queued(n)
+	}
+	if lead {
+		g.lead()
+	}
+	<-j.answered
+	return j.err
+}
+
+// lead commits one batch, then passes the lead on if more writers queued.
+func (g *groupCommit) lead() {
+	g.mu.Lock()
+	batch := g.queue
+	if len(batch) > maxBatch {
+		batch = batch[:maxBatch:maxBatch]
+	}
+	g.queue = g.queue[len(batch):]
+	g.mu.Unlock()
+
+	g.commit(batch)
+
+	g.mu.Lock()
+	more := len(g.queue) > 0
+	g.running = more
+	g.mu.Unlock()
+	if more {
+		go g.lead()
+	}
+}
+
+// commit runs batch in one BEGIN (IMMEDIATE on SQLite) … COMMIT and answers
+// every job.
+// The statements run on a context of their own, not a caller's: SQLite
+// answers an interrupted write inside a transaction by rolling back all of
+// it, which would undo the other callers' work. A caller that gave up before
+// its turn is skipped.
+func (g *groupCommit) commit(batch []*writeJob) {
+	live := batch[:0:0]
+	for _, j := range batch {
+		if err := j.ctx.Err(); err != nil {
+			j.err = err
+			close(j.answered)
+			continue
+		}
+		live = append(live, j)
+	}
+	if len(live) == 0 {
+		return
+	}
+	err := g.transaction(func(tx *gorm.DB, bt *batchTx) error {
+		if len(live) == 1 { // alone: its failure is the transaction's
+			live[0].err = live[0].run(tx)
+			return live[0].err
+		}
+		for i, j := range live {
+			sp := fmt.Sprintf("gc%d", i)
+			if err := tx.SavePoint(sp).Error; err != nil {
+				return err
+			}
+			head := bt.head // a writer rolled back takes its audit entries back off the head
+			if j.err = j.run(tx); j.err != nil {
+				if err := tx.RollbackTo(sp).Error; err != nil {
+					return fmt.Errorf("roll back a failed writer in a batch: %w", err)
+				}
+				bt.head = head
+			}
+		}
+		return nil
+	})
+	if g.committed != nil {
+		g.committed(len(live))
+	}
+	for _, j := range live {
+		if err != nil && j.err == nil {
+			j.err = err
+		}
+		close(j.answered)
+	}
+}
+
+// transaction runs fn in one BEGIN … COMMIT: on SQLite IMMEDIATE (the DSN's
+// _txlock), its statements through the writer's statement cache and the new
+// ones prepared after the COMMIT; on PostgreSQL with the head locked first.
+// The audit head the batch moved is written before the COMMIT.
+func (g *groupCommit) transaction(fn func(tx *gorm.DB, bt *batchTx) error) (err error) {
+	sqlDB, err := g.db.DB()
+	if err != nil {
+		return err
+	}
+	ctx := g.db.Statement.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	sqlTx, err := sqlDB.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	tx := g.db.Session(&gorm.Session{NewDB: true, Context: ctx})
+	if g.stmts != nil {
+		defer g.stmts.prepareSeen(sqlDB)
+	}
+	bt := &batchTx{tx: sqlTx, cache: g.stmts}
+	tx.Statement.ConnPool = bt
+	committed := false
+	defer func() {
+		if !committed {
+			sqlTx.Rollback()
+		}
+	}()
+	if g.headFirst {
+		if err := bt.lockHead(tx); err != nil {
+			return err
+		}
+	}
+	if err := fn(tx, bt); err != nil {
+		return err
+	}
+	if err := bt.saveBatchHead(tx); err != nil {
+		return err
+	}
+	if err := sqlTx.Commit(); err != nil {
+		return err
+	}
+	committed = true
+	return nil
+}
+
+// run calls the job's function (and its in-transaction announcement), turning
+// a panic into the job's error so one bad writer cannot strand the batch.
+func (j *writeJob) run(tx *gorm.DB) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("transaction function panicked: %v", p)
+		}
+	}()
+	if err := j.fn(tx); err != nil {
+		return err
+	}
+	if j.inTx != nil {
+		return j.inTx(tx)
+	}
+	return nil
+}

@@ -1,0 +1,168 @@
+package store_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gatehousehq/gatehouse/internal/testkit"
+	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/store"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
+)
+
+func TestSessions(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, dialect string) {
+		s, changes := storetest.Store(t, dialect)
+		clock := time.Now().UTC().Truncate(time.Second)
+		s.Now = func() time.Time { return clock }
+		_, op, err := s.CreateToken(ctx, models.RoleOperator, "op")
+		if err != nil {
+			t.Fatal(err)
+		}
+		login := func(t *testing.T) (*models.Session, string) {
+			t.Helper()
+			sess, cookie, err := s.LoginWithToken(ctx, op)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return sess, cookie
+		}
+
+		t.Run("listed by id with its browser, never its secret", func(t *testing.T) {
+			sess, cookie := login(t)
+			if err := s.DescribeSession(ctx, sess.ID, "Firefox\u202e/1"); err != nil {
+				t.Fatal(err)
+			}
+			ss, err := s.ListSessions(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got *models.Session
+			for i := range ss {
+				if ss[i].ID == sess.ID {
+					got = &ss[i]
+				}
+			}
+			if got == nil || got.UserAgent != "Firefox/1" || got.Name != "op" || got.ID == cookie || got.ID == got.Hash {
+				t.Fatalf("listed %+v", got)
+			}
+		})
+
+		t.Run("ended by id: refused at once, then unknown", func(t *testing.T) {
+			sess, cookie := login(t)
+			if _, err := s.SessionFor(ctx, cookie); err != nil { // cached now
+				t.Fatal(err)
+			}
+			if err := s.EndSessionID(ctx, sess.ID); err != nil {
+				t.Fatal(err)
+			}
+			_, err := s.SessionFor(ctx, cookie)
+			refused(t, err, "ended session")
+			if err := s.EndSessionID(ctx, sess.ID); models.ErrorCode(err) != models.ECodeNotFound {
+				t.Fatalf("second end: %v", err)
+			}
+		})
+
+		t.Run("idle 7 days ends it; use within pushes it on", func(t *testing.T) {
+			start := clock
+			_, busy := login(t)
+			_, idle := login(t)
+			clock = start.Add(6 * 24 * time.Hour)
+			if _, err := s.SessionFor(ctx, busy); err != nil {
+				t.Fatal(err)
+			}
+			clock = start.Add(7*24*time.Hour + time.Second)
+			_, err := s.SessionFor(ctx, idle)
+			refused(t, err, "idle session")
+			if _, err := s.SessionFor(ctx, busy); err != nil {
+				t.Fatalf("busy session: %v", err)
+			}
+			clock = start
+		})
+
+		t.Run("30 days after opening it ends however busy", func(t *testing.T) {
+			start := clock
+			_, cookie := login(t)
+			for d := 5; d < 30; d += 5 {
+				clock = start.Add(time.Duration(d) * 24 * time.Hour)
+				if _, err := s.SessionFor(ctx, cookie); err != nil {
+					t.Fatalf("day %d: %v", d, err)
+				}
+			}
+			clock = start.Add(30*24*time.Hour + time.Second)
+			_, err := s.SessionFor(ctx, cookie)
+			refused(t, err, "30-day-old session")
+			clock = start
+		})
+
+		t.Run("last use is written at most once a minute", func(t *testing.T) {
+			start := clock
+			sess, cookie := login(t)
+			clock = start.Add(30 * time.Second)
+			got, err := s.SessionFor(ctx, cookie)
+			if err != nil || !got.LastSeenAt.Equal(sess.LastSeenAt) {
+				t.Fatalf("after 30 s: %v %v", got, err)
+			}
+			clock = start.Add(61 * time.Second)
+			got, err = s.SessionFor(ctx, cookie)
+			if err != nil || !got.LastSeenAt.Equal(clock) {
+				t.Fatalf("after 61 s: %+v %v", got, err)
+			}
+			clock = start
+		})
+
+		t.Run("a session from before ids gets one at migration", func(t *testing.T) {
+			sess, cookie := login(t)
+			if err := s.DB.Exec("UPDATE sessions SET id = '', last_seen_at = NULL WHERE id = ?", sess.ID).Error; err != nil {
+				t.Fatal(err)
+			}
+			if err := store.Migrate(s.DB); err != nil {
+				t.Fatal(err)
+			}
+			var got models.Session
+			if err := s.DB.Where("hash = ?", models.HashSecret(cookie)).Take(&got).Error; err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(got.ID, "ses_") || got.LastSeenAt.IsZero() {
+				t.Fatalf("migrated %+v", got)
+			}
+			if err := s.EndSessionID(ctx, got.ID); err != nil {
+				t.Fatal(err)
+			}
+		})
+
+		t.Run("the expiry sweeper purges expired ones", func(t *testing.T) {
+			start := clock
+			_, cookie := login(t)
+			clock = start.Add(31 * 24 * time.Hour)
+			defer func() { clock = start }()
+			settled, end := runSweeper(t, s, changes)
+			defer end() // before the clock is put back: the sweeper reads it
+			testkit.Recv(t, settled, "the first sweep")
+			var left int64
+			if err := s.DB.Model(&models.Session{}).Where("hash = ?", models.HashSecret(cookie)).Count(&left).Error; err != nil || left != 0 {
+				t.Fatalf("left %d %v", left, err)
+			}
+		})
+
+		t.Run("expired ones are purged", func(t *testing.T) {
+			start := clock
+			_, cookie := login(t)
+			clock = start.Add(31 * 24 * time.Hour)
+			n, err := s.PurgeSessions(ctx)
+			if err != nil || n == 0 {
+				t.Fatalf("purged %d %v", n, err)
+			}
+			var left int64
+			if err := s.DB.Model(&models.Session{}).Where("hash = ?", models.HashSecret(cookie)).Count(&left).Error; err != nil || left != 0 {
+				t.Fatalf("left %d %v", left, err)
+			}
+			ss, _ := s.ListSessions(ctx)
+			if len(ss) != 0 {
+				t.Fatalf("listed %d expired", len(ss))
+			}
+			clock = start
+		})
+	})
+}
