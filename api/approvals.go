@@ -2,7 +2,7 @@ package api
 
 import "time"
 
-// Approvers is an approval policy (DESIGN.md "Who may approve"): only
+// Approvers is an approval policy (docs/approvers.md): only
 // operators in one of Groups (any operator when empty) may decide, Required
 // distinct votes for one option resolve, and Note "required" makes every vote
 // carry a note. On filing it may only make the rules' policy stricter.

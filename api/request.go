@@ -29,7 +29,7 @@ type Hold struct {
 	Then  string    `json:"then"`
 }
 
-// Request is the record as the API returns it (DESIGN.md "Request record").
+// Request is the record as the API returns it.
 // Times are UTC.
 type Request struct {
 	ID            string            `json:"id"`

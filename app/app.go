@@ -60,7 +60,7 @@ type ForwardConfig struct {
 }
 
 // ConnConfig bounds what a connection may hold; zero values are the defaults
-// (DESIGN.md "Limits and hygiene"). Tests set small values.
+// (the limits and hygiene the docs promise). Tests set small values.
 type ConnConfig struct {
 	IdleTimeout       time.Duration // a keep-alive connection idle this long is closed (default 60s)
 	ReadHeaderTimeout time.Duration // a request's headers must arrive within (default 10s)

@@ -126,7 +126,7 @@ func (c *countedConn) Close() error {
 	return err
 }
 
-// SyscallConn exposes the socket beneath, so a parked long-poll (web/park.go)
+// SyscallConn exposes the socket beneath, so a parked long-poll (internal/park)
 // still watches it from the shared epoll set instead of a goroutine of its own.
 func (c *countedConn) SyscallConn() (syscall.RawConn, error) {
 	sc, ok := c.Conn.(syscall.Conn)

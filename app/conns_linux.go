@@ -8,7 +8,7 @@ import (
 )
 
 // Detach gives the socket up as a descriptor of its own, out of Go's poller,
-// for a parked long-poll (web/park_fd_linux.go) to write and close with plain
+// for a parked long-poll (internal/park/fd_linux.go) to write and close with plain
 // syscalls. The connection counts as open until done is called, once that
 // descriptor is closed, so parked waits stay within the connection cap.
 func (c *countedConn) Detach() (fd int, done func(), err error) {

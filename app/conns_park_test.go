@@ -15,7 +15,7 @@ import (
 	"github.com/gatehousehq/gatehouse/web/webtest"
 )
 
-// A parked wait's socket leaves Go's poller (web/park_fd_linux.go) but not
+// A parked wait's socket leaves Go's poller (internal/park/fd_linux.go) but not
 // the connection cap: it counts until its answer is written and it is closed.
 func TestParkedWaitCountsAgainstTheCap(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, dialect string) {

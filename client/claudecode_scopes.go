@@ -90,7 +90,7 @@ func hiddenRune(r rune) bool {
 	return unicode.IsControl(r) || (r >= 0x202A && r <= 0x202E) || (r >= 0x2066 && r <= 0x2069)
 }
 
-// sessionScope is "Allow for this session": every rule Claude Code suggested
+// sessionScope is the session-wide allow option: every rule Claude Code suggested
 // to allow, handed back with destination "session", exactly as suggested.
 func (in *ClaudeCodeHookInput) sessionScope() (scope, bool) {
 	_, parsed := in.allowSuggestions()

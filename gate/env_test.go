@@ -91,8 +91,8 @@ func newGatehouse(t *testing.T, dialect string) *gatehouse {
 // URL and wait hook are set here.
 func newGatehouseWith(t *testing.T, dialect string, cfg web.Config) *gatehouse {
 	t.Helper()
-	store, changes := storetest.Store(t, dialect)
-	g := &gatehouse{store: store, srv: httptest.NewUnstartedServer(nil), parked: make(chan struct{}, 1024)}
+	st, changes := storetest.Store(t, dialect)
+	g := &gatehouse{store: st, srv: httptest.NewUnstartedServer(nil), parked: make(chan struct{}, 1024)}
 	cfg.BaseURL = "http://" + g.srv.Listener.Addr().String()
 	cfg.OnWaitStart = func() {
 		select {
@@ -100,7 +100,7 @@ func newGatehouseWith(t *testing.T, dialect string, cfg web.Config) *gatehouse {
 		default:
 		}
 	}
-	s, err := web.New(cfg, web.Deps{Store: store, Watcher: changes, DB: store.DB, Grants: store})
+	s, err := web.New(cfg, web.Deps{Store: st, Watcher: changes, DB: st.DB, Grants: st})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -109,11 +109,11 @@ type Request struct {
 	IdempotencyKey *string           `gorm:"size:200;uniqueIndex:idx_requests_idem_set,priority:2,where:idempotency_key IS NOT NULL"`
 	// FilingDigest is the digest of the filing as received (NewRequest.digest):
 	// a repeated key answers the first record only for the same body.
-	FilingDigest string `gorm:"size:64;not null;default:''"`
-	CreatedBy      string            `gorm:"size:200;not null"`
-	CreatedAt      time.Time         `gorm:"not null;index"`
-	UpdatedAt      time.Time         `gorm:"not null"`
-	ExpiresAt      time.Time         `gorm:"not null;index:idx_requests_status_expires,priority:2"`
+	FilingDigest   string    `gorm:"size:64;not null;default:''"`
+	CreatedBy      string    `gorm:"size:200;not null"`
+	CreatedAt      time.Time `gorm:"not null;index"`
+	UpdatedAt      time.Time `gorm:"not null"`
+	ExpiresAt      time.Time `gorm:"not null;index:idx_requests_status_expires,priority:2"`
 	ResolvedAt     *time.Time
 	DecidedBy      *string `gorm:"size:200"`
 	DecidedVia     *string `gorm:"size:200"`

@@ -53,4 +53,3 @@ func bindJSON(c echo.Context, v any) error {
 	}
 	return decodeStrict(body, v)
 }
-

@@ -25,9 +25,9 @@ const (
 var defaultMCPOptions = []models.Option{{ID: "allow", Label: "Allow", Effect: models.EffectAllow}, {ID: "deny", Label: "Deny", Effect: models.EffectDeny}}
 
 type mcpRequestApprovalIn struct {
-	Title     string       `json:"title" jsonschema:"what the operator is asked to approve, in one line"`
-	Summary   string       `json:"summary,omitempty" jsonschema:"a few lines of context: why, what happens if allowed"`
-	Detail    string       `json:"detail,omitempty" jsonschema:"the full detail (a diff, a command, a plan)"`
+	Title     string        `json:"title" jsonschema:"what the operator is asked to approve, in one line"`
+	Summary   string        `json:"summary,omitempty" jsonschema:"a few lines of context: why, what happens if allowed"`
+	Detail    string        `json:"detail,omitempty" jsonschema:"the full detail (a diff, a command, a plan)"`
 	Options   *[]api.Option `json:"options,omitempty" jsonschema:"choices offered: id (lowercase, e.g. allow), label, effect (allow, deny or empty); absent: Allow/Deny"`
 	ExpiresIn *int64        `json:"expires_in,omitempty" jsonschema:"seconds until the request expires unanswered, 1 or more; absent: the server default"`
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/client"
 	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/store"
 )
 
 // TestPendingBodyOnCard: the operator approves a body they can read. The
@@ -134,7 +135,7 @@ func hexSHA(s string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-func countRequests(t *testing.T, s *models.Store) int64 {
+func countRequests(t *testing.T, s *store.Store) int64 {
 	t.Helper()
 	var n int64
 	if err := s.DB.Model(&models.Request{}).Count(&n).Error; err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gatehousehq/gatehouse/api"
+	"github.com/gatehousehq/gatehouse/internal/park"
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/labstack/echo/v4"
 )
@@ -52,8 +53,8 @@ func versionMoved(r, first *models.Request) bool { return !r.Open() || r.Version
 // waitRequest answers at once when the request is not open, else as soon as it
 // changes, else after the timeout with timed_out: true. It is woken by the
 // change announcement, never by polling, and answers from the record the
-// announcement carries. Over plain HTTP/1.1 the wait is parked (park.go):
-// net/http lets go of the connection while it waits.
+// announcement carries. Over plain HTTP/1.1 the wait is parked
+// (internal/park): net/http lets go of the connection while it waits.
 func (s *Server) waitRequest(c echo.Context) error {
 	timeout, err := ParseTimeout(c)
 	if err != nil {
@@ -62,25 +63,25 @@ func (s *Server) waitRequest(c echo.Context) error {
 	id := c.Param("id")
 	// A parked wait watches before the read that authorises it, so that one
 	// read is also the record the wait starts from.
-	var pw *parkedWait
+	var pw *park.Wait
 	if s.canPark(c) {
-		pw = s.watchToPark(id)
+		pw = s.parked.Watch(id)
 	}
 	r, err := s.visibleRequest(c, id)
 	if err != nil {
-		pw.cancel()
+		pw.Cancel()
 		return err
 	}
 	if !r.Open() { // settled: the answer needs no wait, and so no waiter slot
-		pw.cancel()
+		pw.Cancel()
 		return c.JSONBlob(http.StatusOK, encodeWaitAnswer(r, false))
 	}
 	slot, err := s.AcquireWaiter(c)
 	if err != nil {
-		pw.cancel()
+		pw.Cancel()
 		return err
 	}
-	if pw.park(c, r, timeout, slot) {
+	if pw.Park(c.Response(), r, timeout, park.Slot{Free: slot.free, Release: slot.release}) {
 		return nil
 	}
 	defer slot.release()
@@ -94,6 +95,10 @@ func (s *Server) waitRequest(c echo.Context) error {
 	}
 	return c.JSONBlob(http.StatusOK, encodeWaitAnswer(w.r, w.timedOut))
 }
+
+// canPark reports whether c's wait may be parked: plain HTTP/1.x with no
+// body, on a server that parks.
+func (s *Server) canPark(c echo.Context) bool { return !s.cfg.NoPark && park.CanPark(c.Request()) }
 
 // observeRelease records how long after its decision a woken wait answered.
 func (s *Server) observeRelease(r *models.Request, timedOut bool) {

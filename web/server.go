@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/internal/park"
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/gatehousehq/gatehouse/models/rules"
 	"github.com/gatehousehq/gatehouse/models/store"
@@ -48,6 +49,19 @@ type Watcher interface {
 	WatchFunc(id string, f func(models.Change)) (stop func() bool)
 }
 
+// parker parks a request wait's hijacked connection until a change or its
+// timeout (a *park.Parker): the one job of the wait route it does not do
+// itself.
+type parker interface {
+	// Watch starts a wait on request id that may be parked; the route reads
+	// the request after it, then parks the wait or cancels it.
+	Watch(id string) *park.Wait
+	// Count is how many waits are parked.
+	Count() int
+	// Close answers every parked wait and returns once all are written.
+	Close()
+}
+
 // RulesInForce gives the rules that judge new requests (a *rules.RuleSet).
 type RulesInForce interface {
 	Current() *rules.Rules
@@ -68,7 +82,7 @@ type Config struct {
 	OnFeedWake func(runtimeID string)
 
 	// NoPark keeps every request wait on net/http's goroutine instead of
-	// parking its connection (park.go): for comparing the two.
+	// parking its connection (internal/park): for comparing the two.
 	NoPark bool
 	// TrustedProxies are the proxies whose X-Forwarded-For names the real
 	// client (for the login limiter); without them the socket's address is the
@@ -77,9 +91,13 @@ type Config struct {
 
 	// FilingRate and FilingBurst are each token's filing allowance: a token
 	// bucket refilled at FilingRate a second holding FilingBurst (0: 10 and
-	// 100, which a busy CI fleet never meets).
-	FilingRate  float64
-	FilingBurst int
+	// 100, which a busy CI fleet never meets). RuntimeFilingRate and
+	// RuntimeFilingBurst are a runtime token's, which files for many agents
+	// (0: 100 and 1000).
+	FilingRate         float64
+	FilingBurst        int
+	RuntimeFilingRate  float64
+	RuntimeFilingBurst int
 
 	// MaxPendingWait caps a pending grant's max_wait; 0: DefaultMaxPendingWait.
 	MaxPendingWait time.Duration
@@ -126,11 +144,10 @@ type Server struct {
 	devices  DeviceStore
 	mcp      http.Handler // /mcp, the MCP streamable HTTP handler
 
-	reads    *freshReads // coalesced re-reads for waiters
-	parked   *parker     // parked request waits, made at the first (parking)
-	parkOnce sync.Once
-	grants   Grants
-	audit    AuditLog
+	reads  *freshReads // coalesced re-reads for waiters
+	parked parker      // parked request waits
+	grants Grants
+	audit  AuditLog
 
 	closeOnce sync.Once
 	closing   chan struct{} // closed when the server stops: releases every wait
@@ -172,10 +189,14 @@ func New(cfg Config, d Deps) (*Server, error) {
 		cfg: cfg, store: d.Store, watcher: d.Watcher, db: d.DB, rules: d.Rules, devices: d.Devices,
 		runtimes: d.Runtimes, changes: d.Changes, grants: d.Grants, audit: d.Audit,
 		waiters: newWaiterCaps(cfg.MaxWaiters, cfg.MaxWaitersPerCaller),
-		filing:  newFilingLimits(cfg.FilingRate, cfg.FilingBurst),
+		filing:  newFilingLimits(cfg.FilingRate, cfg.FilingBurst, cfg.RuntimeFilingRate, cfg.RuntimeFilingBurst),
 		baseURL: base, closing: make(chan struct{}),
 	}
 	s.reads = newFreshReads(d.Store.GetRequest)
+	s.parked = park.New(park.Config{
+		Watcher: d.Watcher, Read: s.reads.get, Answer: encodeWaitAnswer, Woken: encodeWoken,
+		Released: s.observeRelease, Started: cfg.OnWaitStart,
+	})
 	s.metrics = newMetrics(s)
 	s.mcp = s.newMCPHandler()
 	e := echo.New()
@@ -208,12 +229,8 @@ func (s *Server) Echo() *echo.Echo { return s.echo }
 // reconnect (to this server once it is back, or another replica).
 func (s *Server) Close() {
 	s.closeOnce.Do(func() { close(s.closing) })
-	// Answer every parked wait before the listener goes (and make no epoll
-	// set for a server that never parked).
-	s.parkOnce.Do(func() {
-		s.parked = newParker(readHangups{})
-	})
-	s.parked.close()
+	// Answer every parked wait before the listener goes.
+	s.parked.Close()
 	s.bgMu.Lock()
 	s.stopped = true
 	s.bgMu.Unlock()

@@ -10,7 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// TokenStore is what the token routes need (models.Store): each change is
+// TokenStore is what the token routes need (store.Store): each change is
 // recorded in the audit chain with the operator who made it.
 type TokenStore interface {
 	CreateTokenBy(ctx context.Context, n store.NewToken, actor, via string) (*models.Token, string, error)

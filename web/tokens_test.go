@@ -8,19 +8,20 @@ import (
 	"testing"
 
 	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/store"
 	"github.com/gatehousehq/gatehouse/models/store/storetest"
 	"github.com/gatehousehq/gatehouse/web"
 	"github.com/gatehousehq/gatehouse/web/webtest"
 )
 
 // tokenAudit answers the chain's token entries, oldest first.
-func tokenAudit(t *testing.T, s *models.Store) []models.AuditEntry {
+func tokenAudit(t *testing.T, s *store.Store) []store.AuditEntry {
 	t.Helper()
 	rows, err := s.AuditEntries(context.Background(), 0, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []models.AuditEntry
+	var out []store.AuditEntry
 	for _, r := range rows {
 		if strings.HasPrefix(r.Action, "token_") {
 			out = append(out, r.Entry())
@@ -124,7 +125,7 @@ func TestTokensAPI(t *testing.T) {
 			if len(got) != 2 {
 				t.Fatalf("%d token entries, want 2: %+v", len(got), got)
 			}
-			for i, want := range []string{models.ActionTokenCreate, models.ActionTokenRevoke} {
+			for i, want := range []string{store.ActionTokenCreate, store.ActionTokenRevoke} {
 				a := got[i]
 				var d map[string]any
 				_ = json.Unmarshal(a.Detail, &d)

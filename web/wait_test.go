@@ -56,7 +56,7 @@ func (ev *events) held(t *testing.T, n int) {
 }
 
 // waitModes are the two ways a request wait is held: parked (its connection
-// handed over, park.go) and on net/http's goroutine.
+// handed over, internal/park) and on net/http's goroutine.
 var waitModes = []struct {
 	name   string
 	noPark bool

@@ -105,3 +105,6 @@ func (w waitSlot) release() {
 
 // Waiters is how many long-polls the server holds.
 func (s *Server) Waiters() int { return s.waiters.count() }
+
+// Parked is how many request waits are parked (a subset of Waiters).
+func (s *Server) Parked() int { return s.parked.Count() }

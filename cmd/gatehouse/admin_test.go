@@ -10,7 +10,7 @@ import (
 
 	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/client"
-	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/store"
 	"github.com/gatehousehq/gatehouse/models/store/storetest"
 )
 
@@ -44,7 +44,7 @@ func TestAdminOverHTTP(t *testing.T) {
 		}
 		found := false
 		for _, r := range rows {
-			found = found || (r.Action == models.ActionTokenCreate && r.Actor == "operator:alice" && strings.Contains(r.Detail, `"deploy-bot"`))
+			found = found || (r.Action == store.ActionTokenCreate && r.Actor == "operator:alice" && strings.Contains(r.Detail, `"deploy-bot"`))
 		}
 		if !found {
 			t.Fatal("no token_create entry by operator:alice in the chain")
@@ -105,7 +105,7 @@ func TestAdminOverHTTP(t *testing.T) {
 		if code != 0 || len(lines) < 3 {
 			t.Fatalf("export: exit %d %q %s", code, export, stderr)
 		}
-		var last models.AuditEntry
+		var last store.AuditEntry
 		if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil {
 			t.Fatal(err)
 		}
@@ -163,17 +163,17 @@ func TestTokenDatabaseAudited(t *testing.T) {
 	if code, _, stderr := gatehouse(t, "token", "revoke", "root", "--database", url); code != 0 {
 		t.Fatalf("revoke: exit %d %s", code, stderr)
 	}
-	store, closeDB, err := openStore(url, false)
+	st, closeDB, err := openStore(url, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer closeDB()
-	rows, err := store.AuditEntries(context.Background(), 0, 10)
+	rows, err := st.AuditEntries(context.Background(), 0, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 2 || rows[0].Action != models.ActionTokenCreate || rows[1].Action != models.ActionTokenRevoke ||
-		!strings.HasPrefix(rows[0].Actor, "cli") || rows[0].Via != models.ViaCLI {
+	if len(rows) != 2 || rows[0].Action != store.ActionTokenCreate || rows[1].Action != store.ActionTokenRevoke ||
+		!strings.HasPrefix(rows[0].Actor, "cli") || rows[0].Via != store.ViaCLI {
 		t.Fatalf("entries %+v", rows)
 	}
 }

@@ -16,7 +16,6 @@ import (
 	"strings"
 
 	"github.com/gatehousehq/gatehouse/client"
-	"github.com/gatehousehq/gatehouse/models"
 	"github.com/gatehousehq/gatehouse/models/store"
 )
 
@@ -50,7 +49,7 @@ func runAuditExport(ctx context.Context, args []string, stdout, stderr io.Writer
 		fmt.Fprintln(stderr, "gatehouse:", err)
 		return 2
 	}
-	page := func(after uint64) ([]models.AuditEntry, error) {
+	page := func(after uint64) ([]store.AuditEntry, error) {
 		p, err := c.Audit(ctx, after, 1000)
 		if err != nil {
 			return nil, err
@@ -58,15 +57,15 @@ func runAuditExport(ctx context.Context, args []string, stdout, stderr io.Writer
 		return p.Entries, nil
 	}
 	if c == nil {
-		store, closeDB, err := openExistingStore(*target.database)
+		st, closeDB, err := openExistingStore(*target.database)
 		if err != nil {
 			fmt.Fprintln(stderr, "gatehouse:", err)
 			return 1
 		}
 		defer closeDB()
-		page = func(after uint64) ([]models.AuditEntry, error) {
-			rows, err := store.AuditEntries(ctx, after, 1000)
-			es := make([]models.AuditEntry, len(rows))
+		page = func(after uint64) ([]store.AuditEntry, error) {
+			rows, err := st.AuditEntries(ctx, after, 1000)
+			es := make([]store.AuditEntry, len(rows))
 			for i := range rows {
 				es[i] = rows[i].Entry()
 			}
@@ -75,7 +74,7 @@ func runAuditExport(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	w := bufio.NewWriter(stdout)
 	enc := json.NewEncoder(w)
-	err = eachAuditEntry(*after, page, func(e models.AuditEntry) error { return enc.Encode(e) })
+	err = eachAuditEntry(*after, page, func(e store.AuditEntry) error { return enc.Encode(e) })
 	if err == nil {
 		err = w.Flush()
 	}
@@ -172,7 +171,7 @@ func verifyDatabase(ctx context.Context, database, key string, head *store.Signe
 }
 
 // eachAuditEntry hands every entry after seq to emit, a page at a time.
-func eachAuditEntry(after uint64, page func(after uint64) ([]models.AuditEntry, error), emit func(models.AuditEntry) error) error {
+func eachAuditEntry(after uint64, page func(after uint64) ([]store.AuditEntry, error), emit func(store.AuditEntry) error) error {
 	for {
 		es, err := page(after)
 		if err != nil || len(es) == 0 {
@@ -194,7 +193,7 @@ func eachAuditEntry(after uint64, page func(after uint64) ([]models.AuditEntry, 
 // signature is checked with --key when given, else with the key the same
 // server serves, which shows the server is consistent, not honest: pin --key
 // for that.
-func verifyServer(ctx context.Context, c *client.Client, key string, head *models.SignedHead) (*models.ChainVerifier, error) {
+func verifyServer(ctx context.Context, c *client.Client, key string, head *store.SignedHead) (*store.ChainVerifier, error) {
 	if head != nil {
 		var pub ed25519.PublicKey
 		if key != "" {
@@ -215,9 +214,9 @@ func verifyServer(ctx context.Context, c *client.Client, key string, head *model
 			return nil, err
 		}
 	}
-	v := models.NewChainVerifier()
+	v := store.NewChainVerifier()
 	v.Head = head
-	page := func(after uint64) ([]models.AuditEntry, error) {
+	page := func(after uint64) ([]store.AuditEntry, error) {
 		p, err := c.Audit(ctx, after, 1000)
 		if err != nil {
 			return nil, err

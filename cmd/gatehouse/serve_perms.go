@@ -11,13 +11,13 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/store"
 )
 
 // sqliteFile is the file of a SQLite database URL; false for PostgreSQL and
 // an in-memory database.
 func sqliteFile(database string) (string, bool) {
-	path, ok := models.SQLitePath(database)
+	path, ok := store.SQLitePath(database)
 	if !ok {
 		return "", false
 	}

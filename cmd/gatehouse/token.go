@@ -56,7 +56,7 @@ func runToken(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		fmt.Fprintln(stderr, "gatehouse: --create makes a database file; it does not go with --url/--token")
 		return 2
 	}
-	n := models.NewToken{Role: *role, Name: *name, Groups: splitList(*groups), For: *forName}
+	n := store.NewToken{Role: *role, Name: *name, Groups: splitList(*groups), For: *forName}
 	var tokens []api.Token
 	var revoked int64
 	loginAt := "/login"
@@ -78,7 +78,7 @@ func runToken(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 			return 1
 		}
 	} else {
-		store, closeDB, err := openStore(*target.database, *create)
+		st, closeDB, err := openStore(*target.database, *create)
 		if err != nil {
 			fmt.Fprintln(stderr, "gatehouse:", err)
 			return 1
@@ -87,18 +87,18 @@ func runToken(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		switch sub {
 		case "create":
 			var secret string
-			if _, secret, err = store.CreateTokenBy(ctx, n, cliActor(), models.ViaCLI); err == nil {
+			if _, secret, err = st.CreateTokenBy(ctx, n, cliActor(), store.ViaCLI); err == nil {
 				fmt.Fprintln(stdout, secret)
 			}
 		case "list":
 			var ts []models.Token
-			ts, err = store.ListTokens(ctx)
+			ts, err = st.ListTokens(ctx)
 			for i := range ts {
 				tokens = append(tokens, api.Token{ID: ts[i].ID, Role: ts[i].Role, Name: ts[i].Name, Groups: ts[i].Groups, For: ts[i].For,
 					CreatedAt: ts[i].CreatedAt, RevokedAt: ts[i].RevokedAt})
 			}
 		case "revoke":
-			revoked, err = store.RevokeTokenBy(ctx, positional[0], cliActor(), models.ViaCLI)
+			revoked, err = st.RevokeTokenBy(ctx, positional[0], cliActor(), store.ViaCLI)
 		}
 		if err != nil {
 			fmt.Fprintln(stderr, "gatehouse:", err)

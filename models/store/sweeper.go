@@ -38,7 +38,7 @@ func (w *Sweeper) Run(ctx context.Context) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	due := time.Now()    // when the timer fires
-	var purged time.Time // the last session purge
+	var purged time.Time // when expired sessions were last purged
 	for {
 		select {
 		case <-ctx.Done():

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/store"
 	"github.com/gatehousehq/gatehouse/models/store/storetest"
 )
 
@@ -29,7 +30,7 @@ func TestTrustInvariants(t *testing.T) {
 				t.Fatalf("bob's vote: %+v %v", v1, err)
 			}
 			title := "DROP DATABASE prod"
-			edited, err := s.PatchRequest(ctx, r.ID, ag, models.Patch{Title: &title})
+			edited, err := s.PatchRequest(ctx, r.ID, ag, store.Patch{Title: &title})
 			if err != nil || edited.VotesFor("once") != 0 {
 				t.Fatalf("edit: %v, %d standing votes, want 0", err, edited.VotesFor("once"))
 			}
@@ -59,12 +60,12 @@ func TestTrustInvariants(t *testing.T) {
 
 		t.Run("an empty edit is refused; an edit that changes nothing changes nothing", func(t *testing.T) {
 			r := file(t, s, ag, models.NewRequest{Title: "Run: make", Unsealed: true})
-			if _, err := s.PatchRequest(ctx, r.ID, ag, models.Patch{}); models.ErrorCode(err) != models.ECodeInvalid {
+			if _, err := s.PatchRequest(ctx, r.ID, ag, store.Patch{}); models.ErrorCode(err) != models.ECodeInvalid {
 				t.Fatalf("empty edit: %v, want %s", err, models.ECodeInvalid)
 			}
 			before, _ := s.AuditTrail(ctx, r.ID)
 			same := r.Title
-			got, err := s.PatchRequest(ctx, r.ID, ag, models.Patch{Title: &same})
+			got, err := s.PatchRequest(ctx, r.ID, ag, store.Patch{Title: &same})
 			if err != nil || got.Version != r.Version {
 				t.Fatalf("no-op edit: v%d %v, want v%d", got.Version, err, r.Version)
 			}

@@ -1,4 +1,4 @@
-package web
+package park
 
 import (
 	"sync"
@@ -9,13 +9,13 @@ import (
 // The parked waits on one request share one watch: a waitSet. The
 // announcement that fires it hands the whole set over at once, so the
 // announcer does one step per set, not one per waiter, and the release
-// workers take the set in slices (park_release.go).
+// workers take the set in slices (release.go).
 
 // waitSet is the parked waits on request id that one watch serves.
 type waitSet struct {
 	id    string
-	waits []*parkedWait // each knows its slot, so it leaves in one step
-	stop  func() bool   // the set's watch
+	waits []*Wait     // each knows its slot, so it leaves in one step
+	stop  func() bool // the set's watch
 }
 
 // waitSets holds the sets that still watch, by request id.
@@ -26,7 +26,7 @@ type waitSets struct {
 
 // join adds p to the set on its request, watching the request when the set
 // is new. A change announced after join reaches p.
-func (pk *parker) join(p *parkedWait) {
+func (pk *Parker) join(p *Wait) {
 	ws := &pk.sets
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
@@ -36,7 +36,7 @@ func (pk *parker) join(p *parkedWait) {
 		ws.sets[p.id] = set
 		// Under ws.mu: the announcer calls fired without the watcher's lock,
 		// so the order ws.mu, then the watcher's, is the only one.
-		set.stop = p.s.watcher.WatchFunc(p.id, func(ch models.Change) { pk.fired(set, ch) })
+		set.stop = pk.cfg.Watcher.WatchFunc(p.id, func(ch models.Change) { pk.fired(set, ch) })
 	}
 	p.set, p.slot = set, len(set.waits)
 	set.waits = append(set.waits, p)
@@ -44,7 +44,7 @@ func (pk *parker) join(p *parkedWait) {
 
 // leave takes p out of its set and reports whether it did so before the set
 // fired (false: the change is with p or on its way).
-func (pk *parker) leave(p *parkedWait) bool {
+func (pk *Parker) leave(p *Wait) bool {
 	ws := &pk.sets
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
@@ -68,7 +68,7 @@ func (pk *parker) leave(p *parkedWait) bool {
 // watching and its waits get ch. A wait that joins between the watch's
 // removal and this call gets ch too, though its read may already show it:
 // it then watches again and reads (onChange), so no later change is missed.
-func (pk *parker) fired(set *waitSet, ch models.Change) {
+func (pk *Parker) fired(set *waitSet, ch models.Change) {
 	ws := &pk.sets
 	ws.mu.Lock()
 	if ws.sets[set.id] == set {

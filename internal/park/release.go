@@ -1,4 +1,4 @@
-package web
+package park
 
 import (
 	"net/http"
@@ -34,7 +34,7 @@ const (
 // deliver gives ch to the waits of a set that fired, on the announcer. A
 // change that carries its record is answered from it: the first few waits
 // inline, the rest by the workers. Otherwise (a resync) each wait reads.
-func (pk *parker) deliver(waits []*parkedWait, ch models.Change) {
+func (pk *Parker) deliver(waits []*Wait, ch models.Change) {
 	if ch.Record == nil {
 		for _, p := range waits {
 			go p.onChange(ch)
@@ -44,8 +44,8 @@ func (pk *parker) deliver(waits []*parkedWait, ch models.Change) {
 	n := min(len(waits), inlineAnswers)
 	for _, p := range waits[:n] {
 		if conn := p.woken(ch); conn != nil {
-			done := p.send(conn, pk.answers.response(p.header, ch.Encoded(encodeWoken)), true)
-			p.s.observeRelease(ch.Record, false)
+			done := p.send(conn, pk.answers.response(p.header, ch.Encoded(p.pk.cfg.Woken)), true)
+			p.pk.cfg.Released(ch.Record, false)
 			if done {
 				p.close(conn)
 			}
@@ -62,7 +62,7 @@ func (pk *parker) deliver(waits []*parkedWait, ch models.Change) {
 // finished already, not parked yet (it keeps ch for park), or still open at
 // its version (it watches again and reads, on a goroutine). Like claim, it
 // gives the waiter slot back before the answer is written.
-func (p *parkedWait) woken(ch models.Change) parkedConn {
+func (p *Wait) woken(ch models.Change) parkedConn {
 	p.mu.Lock()
 	switch {
 	case p.finished:
@@ -80,7 +80,7 @@ func (p *parkedWait) woken(ch models.Change) parkedConn {
 	p.finished = true
 	timer, cancelHup, conn := p.timer, p.cancelHup, p.conn
 	p.mu.Unlock()
-	p.held.free()
+	p.held.Free()
 	if timer != nil { // nil while park answers a wait the stopping server refused
 		timer.Stop()
 	}
@@ -92,14 +92,14 @@ func (p *parkedWait) woken(ch models.Change) parkedConn {
 
 // release is a slice of a fired set's waits, to answer with ch.
 type release struct {
-	waits []*parkedWait
+	waits []*Wait
 	ch    models.Change
 }
 
 // written is a parked wait whose answer is written and whose connection is
 // still to close.
 type written struct {
-	p    *parkedWait
+	p    *Wait
 	conn parkedConn
 }
 
@@ -110,6 +110,7 @@ type releases struct {
 	todo    []release
 	running int
 	max     int
+	woken   func(*models.Request) []byte // Config.Woken
 }
 
 // add queues a slice of waits to answer; it never blocks (it runs on the
@@ -155,7 +156,7 @@ func (q *releases) work() {
 			return
 		}
 		if ok {
-			body := a.ch.Encoded(encodeWoken)
+			body := a.ch.Encoded(q.woken)
 			for _, p := range a.waits {
 				conn := p.woken(a.ch)
 				if conn == nil {
@@ -167,7 +168,7 @@ func (q *releases) work() {
 				if p.send(conn, last.resp, true) { // a slow client gets a goroutine, not the worker
 					open = append(open, written{p, conn})
 				}
-				p.s.observeRelease(a.ch.Record, false)
+				p.pk.cfg.Released(a.ch.Record, false)
 			}
 		}
 		if !ok || len(open) >= unclosedMax {
