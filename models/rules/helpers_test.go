@@ -1,9 +1,6 @@
 package rules_test
 
 import (
-	"testing"
-	"time"
-
 	"github.com/gatehousehq/gatehouse/models"
 )
 
@@ -12,14 +9,3 @@ func allowDeny() []models.Option {
 }
 
 func ptr[T any](v T) *T { return &v }
-
-func recv[T any](t *testing.T, ch <-chan T) T {
-	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(10 * time.Second):
-		t.Fatal("nothing arrived in 10s")
-		panic("unreachable")
-	}
-}

@@ -125,14 +125,14 @@ func TestWatchRules(t *testing.T) {
 	}()
 	defer func() {
 		cancel()
-		if err := recv(t, done); err != nil {
+		if err := testkit.Recv(t, done, "the watcher to stop"); err != nil {
 			t.Error(err)
 		}
 	}()
 
 	t.Run("SIGHUP reloads", func(t *testing.T) {
 		hup <- syscall.SIGHUP
-		got := recv(t, reloads)
+		got := testkit.Recv(t, reloads, "a reload")
 		if got.err != nil || got.rules.Digest != first.Digest || set.Current() == first {
 			t.Fatalf("%+v", got)
 		}
@@ -140,7 +140,7 @@ func TestWatchRules(t *testing.T) {
 
 	t.Run("a change on disk reloads", func(t *testing.T) {
 		write(t, path, approveAll)
-		got := recv(t, reloads)
+		got := testkit.Recv(t, reloads, "a reload")
 		if got.err != nil || set.Current().Evaluate(req(nil)).Rule != "approve-all" {
 			t.Fatalf("%+v", got)
 		}
@@ -149,7 +149,7 @@ func TestWatchRules(t *testing.T) {
 	t.Run("a broken change keeps the rules and reports line and column", func(t *testing.T) {
 		before := set.Current()
 		write(t, path, "rules:\n  - name: x\n    match:\n      command: '('\n    action: deny\n")
-		got := recv(t, reloads)
+		got := testkit.Recv(t, reloads, "a reload")
 		var re *rules.RuleError
 		if !errors.As(got.err, &re) || re.Line != 4 || re.Column != 16 {
 			t.Fatalf("err %v", got.err)
