@@ -220,6 +220,7 @@ func TestOpenAPIMatchesEveryRoute(t *testing.T) {
 		t.Run("devices", func(t *testing.T) { oaDevices(t, e) })
 		t.Run("sessions", func(t *testing.T) { oaSessions(t, e) })
 		t.Run("tokens", func(t *testing.T) { oaTokens(t, e) })
+		t.Run("hooks", func(t *testing.T) { oaHooks(t, e) })
 		t.Run("every operation is called", func(t *testing.T) {
 			var skipped []string
 			for key, op := range e.ops {
@@ -244,6 +245,24 @@ func oaService(t *testing.T, e *oaEnv) {
 	e.do(t, oaCall{op: "listRules", method: "GET", path: "/v1/rules", token: e.op, want: 200})
 	e.do(t, oaCall{op: "listRules", method: "GET", path: "/v1/rules", token: e.agent, want: 403})
 	e.do(t, oaCall{op: "listRules", method: "GET", path: "/v1/rules", want: 401, badRequest: true})
+}
+
+// oaHooks calls Claude Code's http hook; with no decision in its one second
+// it answers PreToolUse's "ask", and nothing (204) to a PermissionRequest.
+func oaHooks(t *testing.T, e *oaEnv) {
+	in := func(event string) string {
+		return `{"session_id":"s1","prompt_id":"p1","cwd":"/home/dev","permission_mode":"default","hook_event_name":"` + event +
+			`","tool_name":"Bash","tool_input":{"command":"git push"},"tool_use_id":"toolu_1"}`
+	}
+	path := "/v1/hooks/claude-code?timeout=1"
+	e.do(t, oaCall{op: "answerClaudeCodeHook", method: "POST", path: path, token: e.agent, body: in("PreToolUse"), want: 200})
+	e.do(t, oaCall{op: "answerClaudeCodeHook", method: "POST", path: path, token: e.agent, body: in("PermissionRequest"), want: 204})
+	e.do(t, oaCall{op: "answerClaudeCodeHook", method: "POST", path: path, token: e.agent, body: in("Stop"), want: 400})
+	e.do(t, oaCall{op: "answerClaudeCodeHook", method: "POST", path: path, token: e.op, body: in("PreToolUse"), want: 403})
+	e.do(t, oaCall{op: "answerClaudeCodeHook", method: "POST", path: path, body: in("PreToolUse"), want: 401, badRequest: true})
+	for len(e.start) > 0 { // the waits above
+		<-e.start
+	}
 }
 
 func oaSessions(t *testing.T, e *oaEnv) {
