@@ -76,6 +76,27 @@ func (s *Server) answerClaudeCodeHook(c echo.Context) error {
 	return writeHookAnswer(c, in.Answer(apiOf(w.r)))
 }
 
+// refusedHookAsks answers a refused token (401, 403) at the Claude Code hook
+// with the hook's fallback: Claude Code takes an error status as a
+// non-blocking failure and goes on with its own settings, which may allow the
+// call (seen with the real CLI: a PreToolUse hook answered 401 let an
+// allow-listed command run); "ask" never allows. A body that is not a hook's
+// input keeps the refusal.
+func refusedHookAsks(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		err := next(c)
+		code := models.ErrorCode(err)
+		if err == nil || (code != models.ECodeUnauthenticated && code != models.ECodeForbidden) {
+			return err
+		}
+		in, perr := readClaudeCodeHook(c)
+		if perr != nil {
+			return err
+		}
+		return writeHookAnswer(c, in.Fallback("Gatehouse refused this hook's token ("+code+"); asking here instead"))
+	}
+}
+
 // parseHookTimeout reads ?timeout=S (HookMinWait..HookMaxWait, default
 // HookDefaultWait).
 func parseHookTimeout(c echo.Context) (time.Duration, error) {

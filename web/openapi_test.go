@@ -258,8 +258,11 @@ func oaHooks(t *testing.T, e *oaEnv) {
 	e.do(t, oaCall{op: "answerClaudeCodeHook", method: "POST", path: path, token: e.agent, body: in("PreToolUse"), want: 200})
 	e.do(t, oaCall{op: "answerClaudeCodeHook", method: "POST", path: path, token: e.agent, body: in("PermissionRequest"), want: 204})
 	e.do(t, oaCall{op: "answerClaudeCodeHook", method: "POST", path: path, token: e.agent, body: in("Stop"), want: 400})
-	e.do(t, oaCall{op: "answerClaudeCodeHook", method: "POST", path: path, token: e.op, body: in("PreToolUse"), want: 403})
-	e.do(t, oaCall{op: "answerClaudeCodeHook", method: "POST", path: path, body: in("PreToolUse"), want: 401, badRequest: true})
+	// A refused token with a hook's input is answered "ask" (200); with any
+	// other body the refusal stands.
+	e.do(t, oaCall{op: "answerClaudeCodeHook", method: "POST", path: path, token: "gh_unknown", body: in("PreToolUse"), want: 200})
+	e.do(t, oaCall{op: "answerClaudeCodeHook", method: "POST", path: path, token: e.op, body: `{"hook_event_name":"Stop"}`, want: 403})
+	e.do(t, oaCall{op: "answerClaudeCodeHook", method: "POST", path: path, body: `{"hook_event_name":"Stop"}`, want: 401, badRequest: true})
 	for len(e.start) > 0 { // the waits above
 		<-e.start
 	}

@@ -19,6 +19,8 @@ func (s *Server) routes() {
 	runtime := requireRoles(models.RoleRuntime)
 
 	v1 := e.Group("/v1", s.authenticate)
+	// Outside the group: a refused token is answered as the hook's fallback.
+	e.POST("/v1/hooks/claude-code", s.answerClaudeCodeHook, refusedHookAsks, s.authenticate, filers)
 	v1.POST("/requests", s.fileRequest, filers)
 	v1.GET("/requests", s.listRequests, anyone)
 	v1.GET("/requests/:id", s.getRequest, anyone)
@@ -27,7 +29,6 @@ func (s *Server) routes() {
 	v1.GET("/requests/:id/wait", s.waitRequest, anyone)
 	v1.POST("/requests/:id/decide", s.decideRequest, operator)
 	v1.POST("/requests/:id/dismiss", s.dismissRequest, operator)
-	v1.POST("/hooks/claude-code", s.answerClaudeCodeHook, filers)
 	v1.GET("/requests/:id/audit", s.auditRequest, operator)
 	v1.GET("/rules", s.listRules, operator)
 	v1.GET("/sessions", s.listSessions, operator)

@@ -139,12 +139,18 @@ func (c claudeCLI) settings(t *testing.T) string {
 // tool's shells all ended with it.
 func (c claudeCLI) run(t *testing.T, model *anthropicMock, gatehouseURL, token string) run {
 	t.Helper()
+	return c.runSettings(t, c.settings(t), model, gatehouseURL, token)
+}
+
+// runSettings is run with the given ~/.claude/settings.json.
+func (c claudeCLI) runSettings(t *testing.T, settings string, model *anthropicMock, gatehouseURL, token string) run {
+	t.Helper()
 	tr, proxy := newTrap(t)
 	home, project := t.TempDir(), t.TempDir()
 	if err := os.MkdirAll(filepath.Join(home, ".claude"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(home, ".claude", "settings.json"), []byte(c.settings(t)), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(home, ".claude", "settings.json"), []byte(settings), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), cliGuard)
