@@ -4,6 +4,8 @@
 //   - Request, Option, NewRequest and their validation (request.go, text.go):
 //     the record of one moment where a person must decide, and what a filer
 //     may send.
+//   - Request.API and Request.ActionDigest (request_api.go): the record as
+//     the API shows it, and the digest every decision and vote is bound to.
 //   - Approvers, Vote and Votes (approvals.go): a request's approval policy,
 //     who may vote under it (MayVote) and how votes count.
 //   - Decision (decision.go): what an operator, a rule or expiry decides.

@@ -16,7 +16,8 @@
 //     rules' verdict applied and audited), open_cache.go (open requests kept
 //     in memory for deciders).
 //   - Pending grants: grants.go.
-//   - Principals: tokens.go and sessions.go (tokens, logins, sessions),
+//   - Principals: tokens.go, tokens_audit.go and sessions.go (tokens, their
+//     audit entries, logins, sessions),
 //     authcache.go (authentication cached until a revocation).
 //   - Runtimes and forwarding: runtimes.go, forward.go, forward_fair.go (the
 //     outbox of decisions to send, claimed fairly across runtimes), keys.go
