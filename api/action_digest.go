@@ -1,11 +1,14 @@
 package api
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"slices"
+	"strconv"
 
-	"github.com/gowebpki/jcs"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // serverAssigned are the record's members the server writes and nobody files
@@ -32,28 +35,46 @@ func actionCanonical(r *Request) []byte {
 	if err != nil {
 		panic("api: action digest: " + err.Error()) // a Request always marshals
 	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(b, &m); err != nil {
+	// Copy the record's members less the excluded ones (a stream, not a map:
+	// a decision computes this), then canonicalise the whole object (RFC 8785
+	// sorts the members and fixes each value's form).
+	dec := jsontext.NewDecoder(bytes.NewReader(b))
+	out := make([]byte, 0, len(b))
+	out = append(out, '{')
+	if _, err := dec.ReadToken(); err != nil { // the record's {
 		panic("api: action digest: " + err.Error())
 	}
-	for _, k := range serverAssigned {
-		delete(m, k)
+	for dec.PeekKind() == '"' {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			panic("api: action digest: " + err.Error())
+		}
+		name := tok.String() // before the next read voids the token
+		v, err := dec.ReadValue()
+		if err != nil {
+			panic("api: action digest: " + err.Error())
+		}
+		if slices.Contains(serverAssigned, name) {
+			continue
+		}
+		if name == "approvals" && r.Approvals != nil {
+			// The policy is what the deciders must meet; the votes are its state.
+			v, _ = json.Marshal(struct {
+				Groups   []string `json:"groups"`
+				Required int      `json:"required"`
+				Note     *string  `json:"note"`
+			}{r.Approvals.Groups, r.Approvals.Required, r.Approvals.Note})
+		}
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = strconv.AppendQuote(out, name) // member names are ASCII field tags
+		out = append(out, ':')
+		out = append(out, v...)
 	}
-	if r.Approvals != nil {
-		// The policy is what the deciders must meet; the votes are its state.
-		p, _ := json.Marshal(struct {
-			Groups   []string `json:"groups"`
-			Required int      `json:"required"`
-			Note     *string  `json:"note"`
-		}{r.Approvals.Groups, r.Approvals.Required, r.Approvals.Note})
-		m["approvals"] = p
-	}
-	b, err = json.Marshal(m)
-	if err != nil {
-		panic("api: action digest: " + err.Error())
-	}
-	c, err := jcs.Transform(b)
-	if err != nil {
+	out = append(out, '}')
+	c := jsontext.Value(out)
+	if err := c.Canonicalize(); err != nil {
 		panic("api: action digest: " + err.Error()) // json.Marshal output is valid JSON
 	}
 	return c

@@ -11,4 +11,8 @@ type Decision struct {
 	// Voter is the operator deciding; a request with an approval policy counts
 	// it as a vote. Nil for the rules and expiry, which no policy binds.
 	Voter *Principal
+	// Digest is the action digest of the version decided on. The store
+	// computes it before the writer's turn (the write is conditional on that
+	// version, so it cannot go stale); empty, it is computed in the turn.
+	Digest string
 }

@@ -31,6 +31,7 @@ func (s *Store) Decide(ctx context.Context, id string, d models.Decision) (*mode
 	if s.decideRead != nil {
 		s.decideRead(r)
 	}
+	d.Digest = r.ActionDigest() // outside the one writer's turn
 	err = s.transact(s.DB.WithContext(ctx), func(tx *gorm.DB) error {
 		if voting {
 			return s.vote(tx, r, d)
@@ -126,7 +127,10 @@ func (s *Store) resolve(tx *gorm.DB, r *models.Request, d models.Decision, actio
 	}
 	// The content fields do not change on a decision and the update is
 	// conditional on the version, so this is the digest of the version decided on.
-	digest := r.ActionDigest()
+	digest := d.Digest
+	if digest == "" {
+		digest = r.ActionDigest()
+	}
 	// Hand SQL: every decision runs this, and building it from a map through
 	// GORM's reflection cost as much as SQLite's own work on it.
 	q := "UPDATE requests SET decided_digest = ?, status = ?, version = ?, decision = ?, answer = ?, note = ?, decided_by = ?, decided_via = ?, resolved_at = ?, updated_at = ?"

@@ -75,6 +75,9 @@ func (s *Store) createRequest(ctx context.Context, p models.Principal, n models.
 	v = v.UnderPolicy(r)
 	v.Hold(r, now)
 	rule := s.ruleDecision(r, v)
+	if rule != nil {
+		rule.Digest = r.ActionDigest() // outside the one writer's turn
+	}
 	var filed *models.Request // the record as filed, when the rule's decision follows it
 	err = s.transactAll(db, func(tx *gorm.DB) error {
 		if err := insertRequest(tx, r); err != nil {

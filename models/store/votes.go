@@ -13,7 +13,10 @@ import (
 // conditional on r's version, so of two votes on one version only one counts.
 func (s *Store) vote(tx *gorm.DB, r *models.Request, d models.Decision) error {
 	now := s.now()
-	digest := r.ActionDigest() // checkDecision held d.Version to r's: this is what the voter saw
+	digest := d.Digest // checkDecision held d.Version to r's: this is what the voter saw
+	if digest == "" {
+		digest = r.ActionDigest()
+	}
 	votes := append(slices.Clone(r.Votes), models.Vote{By: d.By, Decision: d.Option, Note: d.Note, At: now, Digest: digest})
 	standing := models.CountVotes(votes, d.Option, digest)
 	detail := map[string]any{"decision": d.Option, "votes": standing, "required": r.Approvers.Required, "digest": digest}
