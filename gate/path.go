@@ -1,6 +1,9 @@
 package gate
 
-import "strings"
+import (
+	"net/url"
+	"strings"
+)
 
 // pathProblem says why an escaped request path is refused, or "" when the
 // gate can judge it. The rules and the grant see the path exactly as it is
@@ -17,6 +20,11 @@ func pathProblem(escaped string) string {
 	if strings.Contains(escaped, `\`) {
 		return `The request's path must not contain a backslash.`
 	}
+	if strings.Contains(escaped, ";") {
+		// Servlet containers and Spring cut a segment at ';' (matrix
+		// parameters): "/merge;x" routes as "/merge" but does not read so.
+		return "The request's path must not contain ; (matrix parameters)."
+	}
 	for seg := range strings.SplitSeq(escaped, "/") {
 		if seg == "." || seg == ".." {
 			return "The request's path must not contain . or .. segments."
@@ -31,8 +39,8 @@ func pathProblem(escaped string) string {
 		}
 		c := unhex(escaped[i+1])<<4 | unhex(escaped[i+2])
 		switch {
-		case c == '/' || c == '\\' || c == '?' || c == '#':
-			return "The request's path must not contain an escaped /, \\, ? or # (%2F, %5C, %3F, %23): send the path the upstream routes."
+		case c == '/' || c == '\\' || c == '?' || c == '#' || c == ';':
+			return "The request's path must not contain an escaped /, \\, ?, # or ; (%2F, %5C, %3F, %23, %3B): send the path the upstream routes."
 		case c == '%':
 			return "The request's path must not contain an escaped % (%25)."
 		case c < 0x20 || c == 0x7f:
@@ -62,4 +70,26 @@ func unhex(c byte) byte {
 		return c - 'a' + 10
 	}
 	return c - 'A' + 10
+}
+
+// overrideParams are query parameters that frameworks (Rails, Laravel,
+// Symfony, Express's method-override) read as the request's real method.
+var overrideParams = map[string]bool{"_method": true, "x-http-method-override": true, "x-http-method": true, "x-method-override": true, "_httpmethod": true}
+
+// queryProblem says why a raw query is refused, or "": a parameter that
+// overrides the method would have the upstream run a method the rules did not
+// judge (a GET the rules allow, run as DELETE).
+func queryProblem(raw string) string {
+	for pair := range strings.SplitSeq(raw, "&") {
+		for part := range strings.SplitSeq(pair, ";") {
+			name, _, _ := strings.Cut(part, "=")
+			if n, err := url.QueryUnescape(name); err == nil {
+				name = n
+			}
+			if overrideParams[strings.ToLower(name)] {
+				return "The request's query must not carry " + name + ": it overrides the method upstream."
+			}
+		}
+	}
+	return ""
 }

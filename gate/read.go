@@ -31,6 +31,10 @@ func (g *Gate) read(w http.ResponseWriter, r *http.Request) (*exchange, bool) {
 		writeError(w, http.StatusBadRequest, "invalid_input", why+" Nothing was sent.")
 		return nil, false
 	}
+	if why := queryProblem(r.URL.RawQuery); why != "" {
+		writeError(w, http.StatusBadRequest, "invalid_input", why+" Nothing was sent.")
+		return nil, false
+	}
 	max := g.cfg.MaxBody
 	if r.ContentLength > max {
 		writeTooLarge(w, max)
