@@ -1,0 +1,154 @@
+package chat
+
+import (
+	"fmt"
+	"os"
+	"slices"
+
+	"github.com/gatehousehq/gatehouse/internal/yamlfile"
+	"github.com/gatehousehq/gatehouse/models"
+)
+
+// Detail modes: what a destination's messages carry.
+const (
+	// DetailGeneric sends "1 request needs you", the kind and a link: no
+	// title, command, cwd or options (the default).
+	DetailGeneric = "generic"
+	// DetailFull sends what the page shows: title, who asks, the command or
+	// detail, time left, and a button per option.
+	DetailFull = "full"
+)
+
+// Config is the chat file: the apps, where messages go, and which requests
+// go where. Secrets are named by environment variable, never written in it.
+type Config struct {
+	Slack        *SlackConfig  `yaml:"slack"`
+	Destinations []Destination `yaml:"destinations"`
+	Routes       []Route       `yaml:"routes"`
+
+	file string
+}
+
+// SlackConfig is the Slack app: its bot token and signing secret, read from
+// the environment variables named here.
+type SlackConfig struct {
+	TokenEnv         string `yaml:"token_env"`
+	SigningSecretEnv string `yaml:"signing_secret_env"`
+	// APIURL replaces https://slack.com/api/ (a stand-in in tests).
+	APIURL string `yaml:"api_url"`
+
+	token, secret string
+}
+
+// Destination is one channel messages are posted to.
+type Destination struct {
+	Name string `yaml:"name"`
+	// Slack is a Slack channel id (C…); the app must be in the channel.
+	Slack  string `yaml:"slack"`
+	Detail string `yaml:"detail"`
+}
+
+// Route sends the requests it matches to its destinations. Every field set
+// must match (a list matches any of its values); a route with no match
+// fields matches every request. A request goes to every destination of
+// every route that matches it; with no routes nothing is posted.
+type Route struct {
+	To      []string `yaml:"to"`
+	Kind    []string `yaml:"kind"`
+	Risk    []string `yaml:"risk"`
+	Runtime []string `yaml:"runtime"` // runtime ids or names
+	Group   []string `yaml:"group"`   // a group the approval policy names
+	Tool    []string `yaml:"tool"`
+}
+
+// Load reads and checks a chat file, with its secrets from the environment.
+// Every problem names the setting.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("chat config: %w", err)
+	}
+	return Parse(path, data, os.Getenv)
+}
+
+// Parse is Load on data, with getenv for the secrets.
+func Parse(name string, data []byte, getenv func(string) string) (*Config, error) {
+	c := &Config{file: name}
+	if _, err := yamlfile.Decode(data, c); err != nil {
+		return nil, fmt.Errorf("chat config %s:%v", name, err)
+	}
+	if err := c.check(getenv); err != nil {
+		return nil, fmt.Errorf("chat config %s: %w", name, err)
+	}
+	return c, nil
+}
+
+func (c *Config) check(getenv func(string) string) error {
+	if s := c.Slack; s != nil {
+		if s.TokenEnv == "" || s.SigningSecretEnv == "" {
+			return fmt.Errorf("slack.token_env and slack.signing_secret_env are required")
+		}
+		if s.token = getenv(s.TokenEnv); s.token == "" {
+			return fmt.Errorf("slack.token_env: environment variable %s is empty or unset", s.TokenEnv)
+		}
+		if s.secret = getenv(s.SigningSecretEnv); s.secret == "" {
+			return fmt.Errorf("slack.signing_secret_env: environment variable %s is empty or unset", s.SigningSecretEnv)
+		}
+	}
+	names := map[string]bool{}
+	for i := range c.Destinations {
+		d := &c.Destinations[i]
+		where := fmt.Sprintf("destinations[%d]", i)
+		if !models.NamePattern.MatchString(d.Name) {
+			return fmt.Errorf("%s.name %q must match %s", where, d.Name, models.NamePattern)
+		}
+		if names[d.Name] {
+			return fmt.Errorf("%s.name %q is used twice", where, d.Name)
+		}
+		names[d.Name] = true
+		switch d.Detail {
+		case "":
+			d.Detail = DetailGeneric
+		case DetailGeneric, DetailFull:
+		default:
+			return fmt.Errorf("%s.detail %q must be generic or full", where, d.Detail)
+		}
+		if d.Slack == "" {
+			return fmt.Errorf("%s: name a channel (slack: C…)", where)
+		}
+		if c.Slack == nil {
+			return fmt.Errorf("%s.slack: a Slack channel needs the slack: app settings", where)
+		}
+	}
+	for i, r := range c.Routes {
+		where := fmt.Sprintf("routes[%d]", i)
+		if len(r.To) == 0 {
+			return fmt.Errorf("%s.to: name at least one destination", where)
+		}
+		for _, to := range r.To {
+			if !names[to] {
+				return fmt.Errorf("%s.to: no destination is named %q", where, to)
+			}
+		}
+		for _, k := range r.Kind {
+			if !models.Kinds[k] {
+				return fmt.Errorf("%s.kind: %q is not a kind", where, k)
+			}
+		}
+		for _, k := range r.Risk {
+			if !models.Risks[k] {
+				return fmt.Errorf("%s.risk: %q is not low, medium or high", where, k)
+			}
+		}
+	}
+	return nil
+}
+
+// destination returns the destination named name.
+func (c *Config) destination(name string) (Destination, bool) {
+	i := slices.IndexFunc(c.Destinations, func(d Destination) bool { return d.Name == name })
+	if i < 0 {
+		return Destination{}, false
+	}
+	return c.Destinations[i], true
+}
