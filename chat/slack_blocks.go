@@ -30,8 +30,12 @@ func slackFallback(v view) string {
 }
 
 func slackBlocks(v view) []slack.Block {
-	plain := func(s string) *slack.TextBlockObject { return slack.NewTextBlockObject(slack.PlainTextType, s, false, false) }
-	md := func(s string) *slack.TextBlockObject { return slack.NewTextBlockObject(slack.MarkdownType, s, false, false) }
+	plain := func(s string) *slack.TextBlockObject {
+		return slack.NewTextBlockObject(slack.PlainTextType, s, false, false)
+	}
+	md := func(s string) *slack.TextBlockObject {
+		return slack.NewTextBlockObject(slack.MarkdownType, s, false, false)
+	}
 	var blocks []slack.Block
 	if v.Generic {
 		blocks = append(blocks, slack.NewSectionBlock(md(fmt.Sprintf("*%s* (%s)", v.Headline, v.Kind)), nil, nil))
@@ -89,7 +93,9 @@ func slackBlocks(v view) []slack.Block {
 // slackNoteModal is the modal for a decision with a note or a free-text
 // answer, on the version the message showed.
 func slackNoteModal(v view) slack.ModalViewRequest {
-	plain := func(s string) *slack.TextBlockObject { return slack.NewTextBlockObject(slack.PlainTextType, s, false, false) }
+	plain := func(s string) *slack.TextBlockObject {
+		return slack.NewTextBlockObject(slack.PlainTextType, s, false, false)
+	}
 	var opts []*slack.OptionBlockObject
 	for _, o := range v.Options {
 		opts = append(opts, slack.NewOptionBlockObject(o.ID, plain(clip(o.Label, 75)), plain(clip(o.Effect, 75))))

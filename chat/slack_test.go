@@ -276,7 +276,9 @@ func TestSlackCallbacksVerified(t *testing.T) {
 		name string
 		h    func() map[string][]string
 	}{
-		{"no signature", func() map[string][]string { return map[string][]string{"Content-Type": {"application/x-www-form-urlencoded"}} }},
+		{"no signature", func() map[string][]string {
+			return map[string][]string{"Content-Type": {"application/x-www-form-urlencoded"}}
+		}},
 		{"another secret", func() map[string][]string { return signed(click, time.Now(), "not-the-secret") }},
 		{"six minutes old", func() map[string][]string { return signed(click, time.Now().Add(-6*time.Minute), slackSecret) }},
 		{"body changed after signing", func() map[string][]string {
