@@ -19,7 +19,9 @@ func (a *App) openChat() error {
 	if err != nil {
 		return err
 	}
-	a.Chat = chat.New(cc, chat.Options{Store: a.Store, Changes: a.Changes, BaseURL: a.cfg.BaseURL, Now: a.Store.Now, HTTP: a.cfg.ChatHTTP})
+	if a.Chat, err = chat.New(cc, chat.Options{Store: a.Store, Changes: a.Changes, BaseURL: a.cfg.BaseURL, Now: a.Store.Now, HTTP: a.cfg.ChatHTTP}); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(a.ctx, chatCheckTimeout)
 	defer cancel()
 	return a.Chat.Check(ctx)

@@ -5,6 +5,7 @@ import (
 	"os"
 	"slices"
 
+	"github.com/gatehousehq/gatehouse/internal/lazyregexp"
 	"github.com/gatehousehq/gatehouse/internal/yamlfile"
 	"github.com/gatehousehq/gatehouse/models"
 )
@@ -22,9 +23,10 @@ const (
 // Config is the chat file: the apps, where messages go, and which requests
 // go where. Secrets are named by environment variable, never written in it.
 type Config struct {
-	Slack        *SlackConfig  `yaml:"slack"`
-	Destinations []Destination `yaml:"destinations"`
-	Routes       []Route       `yaml:"routes"`
+	Slack        *SlackConfig    `yaml:"slack"`
+	Telegram     *TelegramConfig `yaml:"telegram"`
+	Destinations []Destination   `yaml:"destinations"`
+	Routes       []Route         `yaml:"routes"`
 
 	file string
 }
@@ -40,12 +42,27 @@ type SlackConfig struct {
 	token, secret string
 }
 
-// Destination is one channel messages are posted to.
+// TelegramConfig is the Telegram bot: its token and the webhook's secret
+// token, read from the environment variables named here.
+type TelegramConfig struct {
+	TokenEnv       string `yaml:"token_env"`
+	SecretTokenEnv string `yaml:"secret_token_env"`
+	// APIURL replaces https://api.telegram.org (a stand-in in tests).
+	APIURL string `yaml:"api_url"`
+
+	token, secret string
+}
+
+// Destination is one channel or chat messages are posted to: a Slack
+// channel or a Telegram chat, not both.
 type Destination struct {
 	Name string `yaml:"name"`
 	// Slack is a Slack channel id (C…); the app must be in the channel.
-	Slack  string `yaml:"slack"`
-	Detail string `yaml:"detail"`
+	Slack string `yaml:"slack"`
+	// Telegram is a Telegram chat id (a user's, or a group's: -100…); the
+	// bot must be in the chat.
+	Telegram string `yaml:"telegram"`
+	Detail   string `yaml:"detail"`
 }
 
 // Route sends the requests it matches to its destinations. Every field set
@@ -60,6 +77,12 @@ type Route struct {
 	Group   []string `yaml:"group"`   // a group the approval policy names
 	Tool    []string `yaml:"tool"`
 }
+
+var (
+	// telegramSecret is what Telegram accepts as a webhook's secret_token.
+	telegramSecret = lazyregexp.New(`^[A-Za-z0-9_-]{16,256}$`)
+	telegramChat   = lazyregexp.New(`^-?[0-9]{1,20}$`)
+)
 
 // Load reads and checks a chat file, with its secrets from the environment.
 // Every problem names the setting.
@@ -95,6 +118,17 @@ func (c *Config) check(getenv func(string) string) error {
 			return fmt.Errorf("slack.signing_secret_env: environment variable %s is empty or unset", s.SigningSecretEnv)
 		}
 	}
+	if t := c.Telegram; t != nil {
+		if t.TokenEnv == "" || t.SecretTokenEnv == "" {
+			return fmt.Errorf("telegram.token_env and telegram.secret_token_env are required")
+		}
+		if t.token = getenv(t.TokenEnv); t.token == "" {
+			return fmt.Errorf("telegram.token_env: environment variable %s is empty or unset", t.TokenEnv)
+		}
+		if t.secret = getenv(t.SecretTokenEnv); !telegramSecret.MatchString(t.secret) {
+			return fmt.Errorf("telegram.secret_token_env: environment variable %s must hold 16 to 256 of A-Z a-z 0-9 _ -", t.SecretTokenEnv)
+		}
+	}
 	names := map[string]bool{}
 	for i := range c.Destinations {
 		d := &c.Destinations[i]
@@ -113,11 +147,15 @@ func (c *Config) check(getenv func(string) string) error {
 		default:
 			return fmt.Errorf("%s.detail %q must be generic or full", where, d.Detail)
 		}
-		if d.Slack == "" {
-			return fmt.Errorf("%s: name a channel (slack: C…)", where)
-		}
-		if c.Slack == nil {
+		switch {
+		case (d.Slack == "") == (d.Telegram == ""):
+			return fmt.Errorf("%s: name one Slack channel (slack: C…) or one Telegram chat (telegram: ID)", where)
+		case d.Slack != "" && c.Slack == nil:
 			return fmt.Errorf("%s.slack: a Slack channel needs the slack: app settings", where)
+		case d.Telegram != "" && c.Telegram == nil:
+			return fmt.Errorf("%s.telegram: a Telegram chat needs the telegram: bot settings", where)
+		case d.Telegram != "" && !telegramChat.MatchString(d.Telegram):
+			return fmt.Errorf("%s.telegram %q must be a numeric chat id", where, d.Telegram)
 		}
 	}
 	for i, r := range c.Routes {

@@ -14,12 +14,13 @@ import (
 // clicks, link codes, notes and answers from the chats as decisions by the
 // linked operator.
 type Service struct {
-	cfg     *Config
-	store   Store
-	changes store.Subscriber
-	baseURL string
-	id      string
-	slack   *slackSurface
+	cfg      *Config
+	store    Store
+	changes  store.Subscriber
+	baseURL  string
+	id       string
+	slack    *slackSurface
+	telegram *telegramSurface
 
 	// Now is the clock; it must be the store's, as due times are compared with it.
 	Now func() time.Time
@@ -43,7 +44,7 @@ type Options struct {
 }
 
 // New builds the service for cfg. Check before Run.
-func New(cfg *Config, o Options) *Service {
+func New(cfg *Config, o Options) (*Service, error) {
 	s := &Service{cfg: cfg, store: o.Store, changes: o.Changes, baseURL: o.BaseURL, id: models.NewID("chat_"), Now: o.Now,
 		Backoff: 2 * time.Second, MaxBackoff: 5 * time.Minute, Lease: time.Minute, MaxSleep: time.Minute}
 	if s.Now == nil {
@@ -56,7 +57,13 @@ func New(cfg *Config, o Options) *Service {
 	if cfg.Slack != nil {
 		s.slack = newSlack(cfg.Slack, hc)
 	}
-	return s
+	if cfg.Telegram != nil {
+		var err error
+		if s.telegram, err = newTelegram(cfg.Telegram, hc); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
 }
 
 // Check proves the configuration against the chat services before anything
@@ -65,6 +72,11 @@ func New(cfg *Config, o Options) *Service {
 func (s *Service) Check(ctx context.Context) error {
 	if s.slack != nil {
 		if err := s.slack.check(ctx, s.cfg); err != nil {
+			return err
+		}
+	}
+	if s.telegram != nil {
+		if err := s.telegram.check(ctx, s.cfg, s.baseURL); err != nil {
 			return err
 		}
 	}
@@ -78,7 +90,15 @@ func (s *Service) Handler() http.Handler {
 		mux.HandleFunc("POST /chat/slack/interactions", s.handleSlackInteraction)
 		mux.HandleFunc("POST /chat/slack/commands", s.handleSlackCommand)
 	}
+	if s.telegram != nil {
+		mux.HandleFunc("POST "+telegramWebhookPath, s.handleTelegramUpdate)
+	}
 	return mux
 }
 
-func (s *Service) surfaceOf(d Destination) surface { return s.slack }
+func (s *Service) surfaceOf(d Destination) surface {
+	if d.Telegram != "" {
+		return s.telegram
+	}
+	return s.slack
+}

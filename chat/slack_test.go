@@ -400,6 +400,13 @@ func golden(t *testing.T, name string, c slackCall, id string) {
 	if ts := c.str("ts"); ts != "" {
 		rec["ts"] = ts
 	}
+	goldenJSON(t, filepath.Join("slack", name), rec)
+}
+
+// goldenJSON compares rec, with ids, ports and times made stable, with
+// testdata/NAME; -update rewrites it.
+func goldenJSON(t *testing.T, name string, rec map[string]any) {
+	t.Helper()
 	var b strings.Builder
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
@@ -416,7 +423,7 @@ func golden(t *testing.T, name string, c slackCall, id string) {
 		}
 		return "2023-11-14 22:23 UTC"
 	})
-	path := filepath.Join("testdata", "slack", name)
+	path := filepath.Join("testdata", name)
 	if *update {
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 			t.Fatal(err)

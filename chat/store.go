@@ -21,6 +21,7 @@ type Store interface {
 	NextChatDue(ctx context.Context) (time.Time, error)
 	FinishChatMessage(ctx context.Context, m *store.ChatMessage, owner string, out store.ChatSend) (bool, error)
 	ReleaseChatMessage(ctx context.Context, m *store.ChatMessage, owner string) error
+	ChatMessageByRef(ctx context.Context, dest, channel, ref string) (*store.ChatMessage, error)
 
 	ChatOperator(ctx context.Context, surface, workspace, user string) (models.Principal, error)
 	RedeemChatLinkCode(ctx context.Context, code, surface, workspace, user string) (string, error)

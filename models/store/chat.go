@@ -21,7 +21,7 @@ type ChatMessage struct {
 	Dest      string `gorm:"size:100;not null;uniqueIndex:idx_chat_messages_request_dest,priority:2"`
 	// Ref is the posted message (Slack's ts, Telegram's message_id); Channel
 	// is where it was posted.
-	Ref     string `gorm:"size:100;not null;default:''"`
+	Ref     string `gorm:"size:100;not null;default:'';index"`
 	Channel string `gorm:"size:100;not null;default:''"`
 	// What the message shows: the request's version and status when it was
 	// last sent.
@@ -161,4 +161,18 @@ func (s *Store) OpenRequestIDs(ctx context.Context) ([]string, error) {
 	var ids []string
 	err := s.reader(ctx).Model(&models.Request{}).Where("status = ?", models.StatusOpen).Order("created_at").Pluck("id", &ids).Error
 	return ids, err
+}
+
+// ChatMessageByRef returns the outbox row of the message ref posted in
+// channel of dest (a reply names the message it answers).
+func (s *Store) ChatMessageByRef(ctx context.Context, dest, channel, ref string) (*ChatMessage, error) {
+	var m ChatMessage
+	err := s.reader(ctx).Where("dest = ? AND channel = ? AND ref = ?", dest, channel, ref).Take(&m).Error
+	if notFound(err) {
+		return nil, models.Errorf(models.ECodeNotFound, "that message is not one of Gatehouse's requests")
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &m, nil
 }
