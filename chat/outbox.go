@@ -150,8 +150,14 @@ func (s *Service) send(ctx context.Context, m *store.ChatMessage) store.ChatSend
 	se := classify(err)
 	now := s.Now()
 	out := store.ChatSend{Error: se.Msg}
+	// Retrying ends at the request's expiry, but a change made near or after
+	// it (a decision, the expiry itself) still gets a fair window.
+	deadline := m.Deadline
+	if floor := r.UpdatedAt.Add(store.MinForwardWindow); floor.After(deadline) {
+		deadline = floor
+	}
 	switch {
-	case se.Permanent || !now.Before(m.Deadline):
+	case se.Permanent || !now.Before(deadline):
 		out.Failed = true
 		slog.Error("chat: gave up", "request", m.RequestID, "dest", m.Dest, "err", se.Msg)
 	case se.RetryAfter > 0:
@@ -159,8 +165,8 @@ func (s *Service) send(ctx context.Context, m *store.ChatMessage) store.ChatSend
 	default:
 		out.NextAt = now.Add(retry.After(s.Backoff, s.MaxBackoff, m.Attempts+1))
 	}
-	if !out.Failed && out.NextAt.After(m.Deadline) {
-		out.NextAt = m.Deadline
+	if !out.Failed && out.NextAt.After(deadline) {
+		out.NextAt = deadline
 	}
 	return out
 }
