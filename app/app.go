@@ -47,6 +47,8 @@ type Config struct {
 	// ChatHTTP, if set, is the client for the chat services' APIs.
 	ChatFile string
 	ChatHTTP *http.Client
+	// ChatSent, if set, is told of every chat send (tests).
+	ChatSent func(m store.ChatMessage, out store.ChatSend)
 
 	DefaultExpiry, MaxExpiry time.Duration // 0: the store's defaults
 	Web                      web.Config    // waiter caps and test hooks; its BaseURL stands in for an empty BaseURL

@@ -22,6 +22,7 @@ func (a *App) openChat() error {
 	if a.Chat, err = chat.New(cc, chat.Options{Store: a.Store, Changes: a.Changes, BaseURL: a.cfg.BaseURL, Now: a.Store.Now, HTTP: a.cfg.ChatHTTP}); err != nil {
 		return err
 	}
+	a.Chat.Sent = a.cfg.ChatSent
 	ctx, cancel := context.WithTimeout(a.ctx, chatCheckTimeout)
 	defer cancel()
 	return a.Chat.Check(ctx)

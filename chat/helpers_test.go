@@ -36,6 +36,7 @@ type chatEnv struct {
 	*webtest.Env
 	slack *slackStandIn
 	path  string
+	sent  chan struct{} // a value after every recorded send
 }
 
 const chatFile = `slack:
@@ -71,8 +72,10 @@ func startChat(t *testing.T, st *store.Store, changes *store.Changes, sl *slackS
 	if file == "" {
 		file = writeFile(t, fmt.Sprintf(chatFile, sl.APIURL()))
 	}
-	env := webtest.NewApp(t, app.Config{Store: st, Changes: changes, ChatFile: file})
-	return &chatEnv{Env: env, slack: sl, path: file}
+	sent := make(chan struct{}, 1000)
+	env := webtest.NewApp(t, app.Config{Store: st, Changes: changes, ChatFile: file,
+		ChatSent: func(store.ChatMessage, store.ChatSend) { sent <- struct{}{} }})
+	return &chatEnv{Env: env, slack: sl, path: file, sent: sent}
 }
 
 func writeFile(t testing.TB, text string) string {

@@ -366,10 +366,11 @@ func TestSlackRestartEditsOnce(t *testing.T) {
 	_ = op
 }
 
-// waitRows waits until every outbox row of id passes ok, woken by each send.
+// waitRows waits until every outbox row of id passes ok, looking again
+// after each send the worker records.
 func waitRows(t *testing.T, e *chatEnv, id string, ok func(store.ChatMessage) bool) []store.ChatMessage {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.After(10 * time.Second)
 	for {
 		rows, err := e.Store.ChatMessagesOf(context.Background(), id)
 		if err != nil {
@@ -378,10 +379,11 @@ func waitRows(t *testing.T, e *chatEnv, id string, ok func(store.ChatMessage) bo
 		if len(rows) > 0 && !slices.ContainsFunc(rows, func(m store.ChatMessage) bool { return !ok(m) }) {
 			return rows
 		}
-		if time.Now().After(deadline) {
+		select {
+		case <-e.sent:
+		case <-deadline:
 			t.Fatalf("outbox rows of %s never got there: %+v", id, rows)
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 
