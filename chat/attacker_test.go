@@ -61,6 +61,15 @@ func TestSlackAgentAsAttacker(t *testing.T) {
 			t.Errorf("second use: %s", b)
 		}
 	})
+	t.Run("every link is in the audit chain", func(t *testing.T) {
+		status, body := e.Do("GET", "/v1/audit?limit=1000", alice, nil)
+		if status != 200 {
+			t.Fatalf("%d %s", status, body)
+		}
+		if n := strings.Count(string(body), `"action":"chat_link"`); n != 2 || !strings.Contains(string(body), `U0ALICE2`) {
+			t.Errorf("%d chat_link entries, want alice's two: %s", n, body)
+		}
+	})
 	t.Run("the operator it acts for cannot approve it from Slack", func(t *testing.T) {
 		body := permission()
 		body["approvers"] = map[string]any{"required": 1}

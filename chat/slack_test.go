@@ -440,3 +440,28 @@ func goldenJSON(t *testing.T, name string, rec map[string]any) {
 		t.Errorf("%s differs from what was sent:\n%s", name, got)
 	}
 }
+
+// A Slack that answers nothing but errors delays only its messages: a
+// decision on the page is answered, and its waiter released, at once.
+func TestSlackOutageDoesNotBlockDecisions(t *testing.T) {
+	st, changes := storetest.Store(t, "sqlite")
+	sl := newSlackStandIn(t, slackToken, "C0OPS", "C0PAGER")
+	sl.fail("chat.postMessage", 500, 500, 500, 500, 500, 500, 500, 500)
+	e := startChat(t, st, changes, sl, "")
+	agent := e.Token(models.RoleAgent, "build-bot")
+	op := e.NamedToken(store.NewToken{Role: models.RoleOperator, Name: "carol"})
+	id, v := e.file(t, agent, permission())
+	sl.next(t, "chat.postMessage") // refused
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if status, body := e.DoCtx(ctx, "POST", "/v1/requests/"+id+"/decide", op, map[string]any{"version": v, "decision": "deny"}); status != 200 {
+		t.Fatalf("decide during the outage: %d %s", status, body)
+	}
+	if status, body := e.DoCtx(ctx, "GET", "/v1/requests/"+id+"/wait?timeout=5", agent, nil); status != 200 || !strings.Contains(string(body), `"status":"resolved"`) {
+		t.Fatalf("the agent's wait: %d %s", status, body)
+	}
+	rows := waitRows(t, e, id, func(m store.ChatMessage) bool { return m.Attempts > 0 })
+	if rows[0].Ref != "" || !strings.Contains(rows[0].LastError, "500") {
+		t.Errorf("row %+v", rows[0])
+	}
+}

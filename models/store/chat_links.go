@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"strings"
 	"time"
 
@@ -38,6 +39,10 @@ type ChatCallback struct {
 	Key string    `gorm:"primaryKey;size:200"`
 	At  time.Time `gorm:"index"`
 }
+
+// ActionChatLink is the audit action of a chat identity linked to an
+// operator; like a token's, it belongs to no request.
+const ActionChatLink = "chat_link"
 
 // ChatLinkTTL is how long a link code may be redeemed.
 const ChatLinkTTL = 10 * time.Minute
@@ -76,6 +81,9 @@ func (s *Store) RedeemChatLinkCode(ctx context.Context, code, surface, workspace
 	now := s.now()
 	var operator string
 	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := lockHeadFirst(tx, true); err != nil {
+			return err
+		}
 		var c ChatLinkCode
 		if err := tx.Where("hash = ? AND used_at IS NULL AND expires_at > ?", hash, now).Take(&c).Error; err != nil {
 			if notFound(err) {
@@ -92,7 +100,11 @@ func (s *Store) RedeemChatLinkCode(ctx context.Context, code, surface, workspace
 		}
 		operator = c.Operator
 		link := &ChatLink{Surface: surface, Workspace: workspace, UserID: user, Operator: c.Operator, CreatedAt: now}
-		return tx.Clauses(clause.OnConflict{UpdateAll: true}).Create(link).Error
+		if err := tx.Clauses(clause.OnConflict{UpdateAll: true}).Create(link).Error; err != nil {
+			return err
+		}
+		detail, _ := json.Marshal(map[string]string{"surface": surface, "workspace": workspace, "user_id": user, "operator": c.Operator})
+		return appendAudit(tx, &Audit{Action: ActionChatLink, Actor: "operator:" + c.Operator, Via: surface, CreatedAt: now, Detail: string(detail)})
 	})
 	return operator, err
 }
