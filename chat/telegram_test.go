@@ -240,6 +240,21 @@ func TestTelegramRepliesAndRefusals(t *testing.T) {
 	})
 }
 
+func TestTelegramPageDecisionEditsMessage(t *testing.T) {
+	e := newBotEnv(t, "sqlite", nil)
+	carol := e.NamedToken(store.NewToken{Role: models.RoleOperator, Name: "carol"})
+	agent := e.Token(models.RoleAgent, "build-bot")
+	id, v := (&chatEnv{Env: e.Env}).file(t, agent, permission())
+	posted := e.bot.next(t, "sendMessage")
+	if status, body := e.Do("POST", "/v1/requests/"+id+"/decide", carol, map[string]any{"version": v, "decision": "deny"}); status != 200 {
+		t.Fatalf("%d %s", status, body)
+	}
+	up := e.bot.next(t, "editMessageText")
+	if up.str("message_id") != posted.str("_message_id") || keyboard(t, up) != nil || !strings.Contains(up.str("text"), "Deny — by operator:carol via api") {
+		t.Errorf("edit %v", up.Args)
+	}
+}
+
 func TestTelegramRetriesAfter429(t *testing.T) {
 	bot := newBotStandIn(t, botToken, opsChat)
 	bot.fail("sendMessage", 429, 502)
