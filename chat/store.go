@@ -20,7 +20,6 @@ type Store interface {
 	ClaimChatMessages(ctx context.Context, owner string, limit int, lease time.Duration) ([]store.ChatMessage, error)
 	NextChatDue(ctx context.Context) (time.Time, error)
 	FinishChatMessage(ctx context.Context, m *store.ChatMessage, owner string, out store.ChatSend) (bool, error)
-	ReleaseChatMessage(ctx context.Context, m *store.ChatMessage, owner string) error
 	ChatMessageByRef(ctx context.Context, dest, channel, ref string) (*store.ChatMessage, error)
 
 	ChatOperator(ctx context.Context, surface, workspace, user string) (models.Principal, error)

@@ -141,12 +141,6 @@ func (s *Store) FinishChatMessage(ctx context.Context, m *ChatMessage, owner str
 	return res.RowsAffected == 1, nil
 }
 
-// ReleaseChatMessage gives back a claim without counting an attempt.
-func (s *Store) ReleaseChatMessage(ctx context.Context, m *ChatMessage, owner string) error {
-	return s.DB.WithContext(ctx).Model(&ChatMessage{}).Where("id = ? AND claimed_by = ?", m.ID, owner).
-		UpdateColumns(map[string]any{"claimed_by": "", "claimed_until": nil}).Error
-}
-
 // ChatMessagesOf returns the outbox rows of one request (tests, the callbacks).
 func (s *Store) ChatMessagesOf(ctx context.Context, id string) ([]ChatMessage, error) {
 	var rows []ChatMessage
