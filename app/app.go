@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/chat"
 	"github.com/gatehousehq/gatehouse/forward"
 	"github.com/gatehousehq/gatehouse/models/rules"
 	"github.com/gatehousehq/gatehouse/models/store"
@@ -42,6 +43,12 @@ type Config struct {
 	// value from HUP (serve passes SIGHUP).
 	RulesFile string
 	HUP       <-chan os.Signal
+	// ChatFile is the chat configuration (Slack destinations and routes);
+	// ChatHTTP, if set, is the client for the chat services' APIs.
+	ChatFile string
+	ChatHTTP *http.Client
+	// ChatSent, if set, is told of every chat send (tests).
+	ChatSent func(m store.ChatMessage, out store.ChatSend)
 
 	DefaultExpiry, MaxExpiry time.Duration // 0: the store's defaults
 	Web                      web.Config    // waiter caps and test hooks; its BaseURL stands in for an empty BaseURL
@@ -84,6 +91,7 @@ type App struct {
 	Key       *store.ServerKey // signs forwards to runtimes
 	Rules     *rules.RuleSet
 	Forwarder *forward.Forwarder
+	Chat      *chat.Service // nil without a chat file
 
 	// The change bus's subscribers, each wired below: a decision committed by
 	// the store wakes the waiters and runtime feeds (Server, through Changes.Watch),
@@ -166,11 +174,16 @@ func New(cfg Config) (_ *App, err error) {
 	if a.Key, err = a.Store.SigningKey(a.ctx); err != nil {
 		return nil, err
 	}
+	if cfg.ChatFile != "" {
+		if err := a.openChat(); err != nil {
+			return nil, err
+		}
+	}
 	wcfg := cfg.Web
 	wcfg.BaseURL = a.cfg.BaseURL
 	s := a.Store
 	a.Server, err = web.New(wcfg, web.Deps{Store: s, Watcher: a.Changes, DB: s.DB, Rules: s.Rules, Audit: s,
-		Devices: s, Runtimes: s, Changes: a.Changes, Grants: s})
+		Devices: s, Runtimes: s, Changes: a.Changes, Grants: s, Chat: a.chatHandler()})
 	if err != nil {
 		return nil, err
 	}
@@ -262,6 +275,9 @@ func (a *App) Run(ctx context.Context) error {
 	bg.Go(func() { a.holds.Run(runCtx) })
 	bg.Go(func() { _ = a.router.Run(runCtx) })
 	bg.Go(func() { a.Forwarder.Run(runCtx) })
+	if a.Chat != nil {
+		bg.Go(func() { a.Chat.Run(runCtx) })
+	}
 	if a.cfg.RulesFile != "" {
 		r := a.Rules.Current()
 		slog.Info("rules in force", "file", a.cfg.RulesFile, "rules", r.Len(), "digest", r.Digest[:12])

@@ -1,6 +1,8 @@
 // Package deploy holds no code: it is the home of the files that run
 // Gatehouse as a service (systemd/gatehouse.service, its system user and its
-// settings), and of the test that keeps them valid.
+// settings), and of the test that keeps them valid. slack/manifest.yaml is
+// the Slack app that chat destinations post through (docs/chat.md; the chat
+// package's tests check it).
 //
 // They exist because the server's OS user owns the database, and whoever owns
 // the database can mint an operator token: an agent running as that user can

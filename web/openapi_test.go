@@ -298,6 +298,8 @@ func oaTokens(t *testing.T, e *oaEnv) {
 	e.do(t, oaCall{op: "createToken", method: "POST", path: "/v1/tokens", token: e.agent, body: map[string]any{"role": "operator", "name": "m"}, want: 403})
 	e.do(t, oaCall{op: "createToken", method: "POST", path: "/v1/tokens", body: map[string]any{"role": "operator", "name": "m"}, want: 401, badRequest: true})
 	e.do(t, oaCall{op: "listTokens", method: "GET", path: "/v1/tokens", token: e.op, want: 200})
+	e.do(t, oaCall{op: "createChatLinkCode", method: "POST", path: "/v1/chat/link-codes", token: e.op, want: 201})
+	e.do(t, oaCall{op: "createChatLinkCode", method: "POST", path: "/v1/chat/link-codes", token: e.agent, want: 403})
 	e.do(t, oaCall{op: "listTokens", method: "GET", path: "/v1/tokens", token: e.rt, want: 403})
 	e.do(t, oaCall{op: "listTokens", method: "GET", path: "/v1/tokens", want: 401, badRequest: true})
 	e.do(t, oaCall{op: "revokeToken", method: "DELETE", path: "/v1/tokens/" + made.ID, token: e.agent, want: 403})

@@ -34,6 +34,7 @@ func (s *Server) routes() {
 	v1.GET("/sessions", s.listSessions, operator)
 	v1.DELETE("/sessions/:id", s.endSession, operator)
 	s.tokenRoutes(v1, operator)
+	s.chatRoutes(v1, operator)
 	if s.audit != nil {
 		v1.GET("/audit", s.listAudit, operator)
 		v1.GET("/audit/head", s.getAuditHead, operator)

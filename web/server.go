@@ -125,6 +125,8 @@ type Deps struct {
 	Grants Grants
 	// Audit, when set, serves the whole chain and its signed head (/v1/audit…).
 	Audit AuditLog
+	// Chat, when set, serves the chat services' callbacks under /chat/.
+	Chat http.Handler
 }
 
 // Server is the HTTP server.
@@ -148,6 +150,7 @@ type Server struct {
 	parked parker      // parked request waits
 	grants Grants
 	audit  AuditLog
+	chat   http.Handler
 
 	closeOnce sync.Once
 	closing   chan struct{} // closed when the server stops: releases every wait
@@ -187,7 +190,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	}
 	s := &Server{
 		cfg: cfg, store: d.Store, watcher: d.Watcher, db: d.DB, rules: d.Rules, devices: d.Devices,
-		runtimes: d.Runtimes, changes: d.Changes, grants: d.Grants, audit: d.Audit,
+		runtimes: d.Runtimes, changes: d.Changes, grants: d.Grants, audit: d.Audit, chat: d.Chat,
 		waiters: newWaiterCaps(cfg.MaxWaiters, cfg.MaxWaitersPerCaller),
 		filing:  newFilingLimits(cfg.FilingRate, cfg.FilingBurst, cfg.RuntimeFilingRate, cfg.RuntimeFilingBurst),
 		baseURL: base, closing: make(chan struct{}),

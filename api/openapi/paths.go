@@ -147,6 +147,9 @@ func operations() []operation {
 		{method: "delete", path: "/v1/tokens/:id", id: "revokeToken", summary: "Revoke the live tokens with this id or name; their page sessions end",
 			roles: op, responses: answers([]answer{{status: 200, body: api.RevokedTokens{}}}, 401, 403, 404)},
 
+		{method: "post", path: "/v1/chat/link-codes", id: "createChatLinkCode", summary: "A one-time code that links the chat identity which sends it to the calling operator",
+			roles: op, responses: answers([]answer{{status: 201, body: api.ChatLinkCode{}, desc: "Created"}}, 401, 403)},
+
 		{method: "get", path: "/v1/rules", id: "listRules", summary: "The rules in force",
 			roles: op, responses: answers([]answer{{status: 200, body: api.Rules{}}}, 401, 403)},
 

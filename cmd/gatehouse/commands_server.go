@@ -11,10 +11,11 @@ func serverCommands() map[string]command {
 		"rules":   runRules,
 		"push":    runPush,
 		"audit":   runAudit,
+		"chat":    runChat,
 	}
 }
 
-const serverUsage = `  gatehouse serve [--addr 127.0.0.1:8080] [--database sqlite:PATH|postgres://…] [--base-url URL] [--rules FILE]
+const serverUsage = `  gatehouse serve [--addr 127.0.0.1:8080] [--database sqlite:PATH|postgres://…] [--base-url URL] [--rules FILE] [--chat FILE]
   gatehouse token create --role operator|runtime|agent --name NAME [--groups G1,G2] [--for OPERATOR] [--database URL [--create] | --url URL --token T]
   gatehouse token list [--database URL | --url URL --token T]
   gatehouse token revoke ID|NAME [--database URL | --url URL --token T]
@@ -24,6 +25,7 @@ const serverUsage = `  gatehouse serve [--addr 127.0.0.1:8080] [--database sqlit
   gatehouse rules list [--url URL] [--token T]
   gatehouse push test [--database URL] [--base-url URL]
   gatehouse audit export [--database URL | --url URL --token T] [--after SEQ]
+  gatehouse chat link [--url URL --token T | --database URL --operator NAME]
   gatehouse audit verify [--database URL | --url URL --token T | --file EXPORT.jsonl] [--key PUBLIC_KEY] [--head HEAD.json]
 `
 

@@ -31,6 +31,7 @@ func parseServe(args []string, stderr io.Writer) (app.Config, error) {
 	fs.StringVar(&c.Database, "database", defaultDatabase(), "sqlite:PATH or postgres://… (GATEHOUSE_DATABASE; default in the user's data directory)")
 	fs.StringVar(&c.BaseURL, "base-url", env("GATEHOUSE_BASE_URL", ""), "public URL of the server (GATEHOUSE_BASE_URL; default http://ADDR)")
 	fs.StringVar(&c.RulesFile, "rules", env("GATEHOUSE_RULES", ""), "YAML rules file (GATEHOUSE_RULES)")
+	fs.StringVar(&c.ChatFile, "chat", env("GATEHOUSE_CHAT", ""), "YAML chat file: Slack destinations and routes (GATEHOUSE_CHAT)")
 	fs.IntVar(&c.Web.MaxWaiters, "max-waiters", envs.Int("GATEHOUSE_MAX_WAITERS", 20000), "long-polls held at once, in all (GATEHOUSE_MAX_WAITERS)")
 	fs.IntVar(&c.Web.MaxWaitersPerCaller, "max-waiters-per-caller", envs.Int("GATEHOUSE_MAX_WAITERS_PER_CALLER", 1000), "long-polls one caller may hold (GATEHOUSE_MAX_WAITERS_PER_CALLER)")
 	fs.Float64Var(&c.Web.FilingRate, "filing-rate", envs.Float("GATEHOUSE_FILING_RATE", web.DefaultFilingRate), "filings a second each agent token may sustain (GATEHOUSE_FILING_RATE)")

@@ -157,6 +157,7 @@ func Migrate(db *gorm.DB) error {
 		&models.Device{}, &Setting{}, &PushClaim{},
 		&models.Runtime{}, &Forward{}, &ServerKey{},
 		&models.Grant{},
+		&ChatMessage{}, &ChatLink{}, &ChatLinkCode{}, &ChatCallback{},
 		&AuditHead{},
 	)
 	if err != nil {
