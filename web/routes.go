@@ -29,6 +29,7 @@ func (s *Server) routes() {
 	v1.GET("/requests/:id/wait", s.waitRequest, anyone)
 	v1.POST("/requests/:id/decide", s.decideRequest, operator)
 	v1.POST("/requests/:id/dismiss", s.dismissRequest, operator)
+	v1.POST("/decisions", s.decideBatch, operator)
 	v1.GET("/requests/:id/audit", s.auditRequest, operator)
 	v1.GET("/rules", s.listRules, operator)
 	v1.GET("/sessions", s.listSessions, operator)
