@@ -81,5 +81,6 @@ func (s *Server) routes() {
 	e.GET("/system", s.showSystem, page...)
 	e.POST("/requests/:id/decide", s.decideFromPage, page...)
 	e.POST("/requests/:id/dismiss", s.dismissFromPage, page...)
+	e.POST("/decisions", s.decideBatchFromPage, page...)
 	e.GET("/ws", s.connectPage, s.authenticate, operator)
 }
