@@ -79,7 +79,7 @@ func TestPageBatch(t *testing.T) {
 	t.Run("a batch that asks to save is refused for each", func(t *testing.T) {
 		res := e.postForm(b, "/decisions", form("project", r1), map[string]string{"HX-Request": "true"})
 		doc := parse(t, res)
-		if got := doc.Find(`[data-testid="batch-result"][data-request-id="` + r1.ID + `"]`).AttrOr("data-status", ""); got != "422" {
+		if got := doc.Find(`[data-testid="batch-result"][data-request-id="`+r1.ID+`"]`).AttrOr("data-status", ""); got != "422" {
 			t.Fatalf("status %q: %s", got, doc.Text())
 		}
 	})
