@@ -15,4 +15,7 @@ type Decision struct {
 	// computes it before the writer's turn (the write is conditional on that
 	// version, so it cannot go stale); empty, it is computed in the turn.
 	Digest string
+	// Batch is the id of the batch the decision came in ("" for none): its
+	// audit entries carry it, and it may only allow once (CheckBatch).
+	Batch string
 }

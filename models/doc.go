@@ -9,6 +9,8 @@
 //   - Approvers, Vote and Votes (approvals.go): a request's approval policy,
 //     who may vote under it (MayVote) and how votes count.
 //   - Decision (decision.go): what an operator, a rule or expiry decides.
+//   - OnceOption, DenyOption and Decision.CheckBatch (batch.go): what a batch
+//     of decisions may choose (allow once or deny, never an option that saves).
 //   - Grant, NewGrant, Target and Digest (grant.go, digest.go): pending grants
 //     for one exact HTTP request, and the digest that names it.
 //   - Principal, Token, Session, LoginTicket (token.go): who is asking.

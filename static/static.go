@@ -21,7 +21,7 @@ func FS() fs.FS { return files }
 // Scripts lists the scripts every page loads, in order. The Web Push helper's
 // push.js is included when it is present, so adding the file is all it takes.
 func Scripts() []string {
-	s := []string{"vendor/htmx/htmx.min.js", "vendor/htmx-ext-ws/ws.min.js", "app.js"}
+	s := []string{"vendor/htmx/htmx.min.js", "vendor/htmx-ext-ws/ws.min.js", "app.js", "batch.js"}
 	if _, err := fs.Stat(files, "push.js"); err == nil {
 		s = append(s, "push.js")
 	}

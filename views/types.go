@@ -60,6 +60,15 @@ type Card struct {
 
 	Approvals *Approvals // nil without an approval policy
 	NoVote    string     // why the operator viewing may not vote, in words; "" when they may
+
+	// Batch groups open cards that ask for the same action (the same kind,
+	// tool, command, directory, risk and options): the inbox offers to decide
+	// a group of two or more at once. "" for a card the viewer cannot decide
+	// in a batch. BatchOnce and BatchDeny are the option ids a batch allows
+	// once and denies with ("" when the request offers none).
+	Batch     string
+	BatchOnce string
+	BatchDeny string
 }
 
 // Approvals is a card's approval policy and the votes so far.
@@ -170,4 +179,20 @@ type Notice struct {
 type Login struct {
 	Page  Page
 	Error string
+}
+
+// BatchNotice tells the operator what came of a batch.
+type BatchNotice struct {
+	Kind    string // ok when every decision stood, else conflict
+	Title   string // "Allowed 11 of 12 once"
+	BatchID string
+	Lines   []BatchLine // the ones that did not simply stand, and votes recorded
+}
+
+// BatchLine is one request of a batch that the operator should look at again.
+type BatchLine struct {
+	ID     string
+	Title  string // "" when the request is unknown
+	Status string // the result's status: 200 (a vote recorded), 409, 410, …
+	Why    string
 }

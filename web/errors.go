@@ -52,6 +52,7 @@ var statusOf = map[string]int{
 	models.ECodeSelfApproval:    http.StatusForbidden,
 	models.ECodeAlreadyVoted:    http.StatusConflict,
 	models.ECodeNoteRequired:    http.StatusUnprocessableEntity,
+	models.ECodeNotInBatch:      http.StatusUnprocessableEntity,
 	models.ECodeNoGrant:         http.StatusNotFound,
 	models.ECodeApprovalPending: http.StatusConflict,
 	models.ECodeApprovalDenied:  http.StatusForbidden,

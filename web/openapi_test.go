@@ -215,6 +215,7 @@ func TestOpenAPIMatchesEveryRoute(t *testing.T) {
 		t.Run("service", func(t *testing.T) { oaService(t, e) })
 		t.Run("requests", func(t *testing.T) { oaRequests(t, e) })
 		t.Run("decide", func(t *testing.T) { oaDecide(t, e) })
+		t.Run("batch", func(t *testing.T) { oaBatch(t, e) })
 		t.Run("runtimes", func(t *testing.T) { oaRuntimes(t, e) })
 		t.Run("pending", func(t *testing.T) { oaPending(t, e) })
 		t.Run("devices", func(t *testing.T) { oaDevices(t, e) })

@@ -52,6 +52,7 @@ func toCard(r *models.Request, viewer models.Principal) views.Card {
 			c.NoVote = r.WhyNotVote(viewer)
 		}
 	}
+	batchCard(&c, r)
 	return c
 }
 

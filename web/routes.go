@@ -29,6 +29,7 @@ func (s *Server) routes() {
 	v1.GET("/requests/:id/wait", s.waitRequest, anyone)
 	v1.POST("/requests/:id/decide", s.decideRequest, operator)
 	v1.POST("/requests/:id/dismiss", s.dismissRequest, operator)
+	v1.POST("/decisions", s.decideBatch, operator)
 	v1.GET("/requests/:id/audit", s.auditRequest, operator)
 	v1.GET("/rules", s.listRules, operator)
 	v1.GET("/sessions", s.listSessions, operator)
@@ -81,5 +82,6 @@ func (s *Server) routes() {
 	e.GET("/system", s.showSystem, page...)
 	e.POST("/requests/:id/decide", s.decideFromPage, page...)
 	e.POST("/requests/:id/dismiss", s.dismissFromPage, page...)
+	e.POST("/decisions", s.decideBatchFromPage, page...)
 	e.GET("/ws", s.connectPage, s.authenticate, operator)
 }

@@ -30,6 +30,7 @@ type Store interface {
 	PatchRequest(ctx context.Context, id string, by models.Principal, p store.Patch) (*models.Request, error)
 	Withdraw(ctx context.Context, id string, by models.Principal, status string) (*models.Request, error)
 	Decide(ctx context.Context, id string, d models.Decision) (*models.Request, error)
+	DecideEach(ctx context.Context, items []store.BatchItem) (string, []store.Outcome)
 	AuditTrail(ctx context.Context, id string) ([]store.Audit, error)
 	CountOpen(ctx context.Context) (int64, error)
 	Authenticate(ctx context.Context, secret string) (*models.Token, error)

@@ -128,6 +128,8 @@ func operations() []operation {
 			roles: op, query: []query{auditAfter, auditLimit}, responses: answers([]answer{{status: 200, body: api.AuditPage{}}}, 400, 401, 403)},
 		{method: "get", path: "/v1/audit/head", id: "getAuditHead", summary: "The chain's newest link, signed with the key at /v1/keys",
 			roles: op, responses: answers([]answer{{status: 200, body: api.AuditHead{}}}, 401, 403)},
+		{method: "post", path: "/v1/decisions", id: "decideBatch", summary: "Decide 1 to 100 requests, each on its own on the version seen, as decide would; never saves a rule. Each result carries the status a single decide would answer",
+			roles: op, body: api.Batch{}, responses: answers([]answer{{status: 200, body: api.BatchAnswer{}}}, 400, 401, 403, 413)},
 		{method: "post", path: "/api/operator-attention/permissions/decide", id: "decideAttention", summary: "The same decide, in the shape runtimes speak",
 			roles: op, body: api.AttentionDecide{}, responses: decided},
 

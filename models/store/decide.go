@@ -83,6 +83,9 @@ func (s *Store) checkDecision(r *models.Request, d models.Decision, voting bool)
 	if err := checkChoice(r, d); err != nil {
 		return err
 	}
+	if err := d.CheckBatch(r); err != nil {
+		return err
+	}
 	if voting {
 		if err := r.MayVote(*d.Voter); err != nil {
 			err.Current = r
@@ -157,6 +160,9 @@ func (s *Store) resolve(tx *gorm.DB, r *models.Request, d models.Decision, actio
 	detail := map[string]any{"decision": d.Option}
 	if d.Note != nil {
 		detail["note"] = *d.Note
+	}
+	if d.Batch != "" {
+		detail["batch_id"] = d.Batch
 	}
 	if err := s.settleGrant(tx, r, detail); err != nil {
 		return err

@@ -11,7 +11,8 @@
 //     (SQLite: concurrent writes share one commit); hot_sql.go, request_sql.go
 //     and stmtcache.go (hand SQL on the hot paths, prepared once).
 //   - Requests: requests.go (file, read, list, edit, withdraw), decide.go
-//     (decide, resolve, expire), votes.go (a vote under an approval policy),
+//     (decide, resolve, expire), decide_each.go (a batch: each decided on its own
+//     under one batch id), votes.go (a vote under an approval policy),
 //     holds.go and holdsweeper.go (rule hold windows), rules_apply.go (the
 //     rules' verdict applied and audited), open_cache.go (open requests kept
 //     in memory for deciders).

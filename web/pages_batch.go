@@ -1,0 +1,134 @@
+package web
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/gatehousehq/gatehouse/api"
+	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/views"
+	"github.com/labstack/echo/v4"
+)
+
+// batchCard marks a card the viewer may decide in a batch with its group: the
+// same action (kind, tool, command, directory, risk and options; the title
+// and summary too when there is no command) gives the same key, whoever
+// asks. A pending grant names one exact HTTP request and is never grouped.
+func batchCard(c *views.Card, r *models.Request) {
+	if !r.Open() || c.NoVote != "" || r.PendingID != nil {
+		return
+	}
+	once, hasOnce := models.OnceOption(r.Options)
+	deny, hasDeny := models.DenyOption(r.Options)
+	if !hasOnce && !hasDeny {
+		return
+	}
+	key := []any{r.Kind, r.Tool, r.Command, r.SourceRef["cwd"], r.Risk, r.Options, r.AllowAnswer}
+	if r.Command == "" {
+		key = append(key, r.Title, r.Summary)
+	}
+	b, err := json.Marshal(key)
+	if err != nil {
+		return
+	}
+	sum := sha256.Sum256(b)
+	c.Batch = hex.EncodeToString(sum[:12])
+	if hasOnce {
+		c.BatchOnce = once.ID
+	}
+	if hasDeny {
+		c.BatchDeny = deny.ID
+	}
+}
+
+// decideBatchFromPage is the inbox's batch form: the ids and the versions the
+// page showed, one decision per id, and one optional note for all. Each is
+// decided as POST /v1/decisions decides it; the answer names every one that
+// was left open or refused.
+func (s *Server) decideBatchFromPage(c echo.Context) error {
+	form, err := c.FormParams()
+	if err != nil {
+		return invalid("the form could not be read")
+	}
+	ids, versions, decisions := form["id"], form["version"], form["decision"]
+	if len(versions) != len(ids) || len(decisions) != len(ids) {
+		return s.answerBatchPage(c, views.BatchNotice{Kind: "error", Title: "Not done: the form is incomplete; reload the page and try again"})
+	}
+	note := c.FormValue("note")
+	in := make([]api.BatchDecision, len(ids))
+	for i := range ids {
+		v, err := strconv.Atoi(versions[i])
+		if err != nil {
+			return s.answerBatchPage(c, views.BatchNotice{Kind: "error", Title: "Not done: a version is missing; reload the page and try again"})
+		}
+		in[i] = api.BatchDecision{ID: ids[i], Version: &v, Decision: &decisions[i], Note: &note}
+	}
+	ans, err := s.DecideBatch(c, in)
+	if err != nil {
+		return s.answerBatchPage(c, views.BatchNotice{Kind: "error", Title: "Not done: " + models.ErrorDetail(err)})
+	}
+	return s.answerBatchPage(c, batchNotice(ans))
+}
+
+func (s *Server) answerBatchPage(c echo.Context, n views.BatchNotice) error {
+	status := http.StatusOK
+	if n.Kind == "error" {
+		status = http.StatusBadRequest
+	}
+	if isHTMX(c) {
+		return render(c, status, views.BatchNoticeView(n))
+	}
+	return render(c, status, views.BatchPage(s.pageOf(c, "Batch", ""), n))
+}
+
+// batchNotice says what a batch came to: how many stood, and each that did
+// not, named, with why (a changed one with the version it is at now).
+func batchNotice(ans api.BatchAnswer) views.BatchNotice {
+	n := views.BatchNotice{Kind: "ok", BatchID: ans.BatchID}
+	decided, effect := 0, ""
+	for _, r := range ans.Results {
+		line := views.BatchLine{ID: r.ID, Status: strconv.Itoa(r.Status)}
+		if r.Request != nil {
+			line.Title = r.Request.Title
+		}
+		switch {
+		case r.Status == http.StatusOK && r.Request.Status == models.StatusOpen:
+			a := r.Request.Approvals
+			line.Why = "vote recorded; it stays open until its approvals are in"
+			if a != nil {
+				line.Why = fmt.Sprintf("vote recorded (%d of %d approvals); it stays open until the rest are in", len(a.Votes), a.Required)
+			}
+			n.Lines = append(n.Lines, line)
+			continue
+		case r.Status == http.StatusOK:
+			decided++
+			if effect == "" {
+				effect = r.Request.Effect()
+			}
+			continue
+		case r.Code == models.ECodeVersionConflict && r.Request != nil && r.Request.Status == models.StatusOpen:
+			line.Why = fmt.Sprintf("left open: it changed after your page showed it (now at version %d); look again and decide it on its own", r.Request.Version)
+		case r.Code == models.ECodeAlreadyDecided || r.Code == models.ECodeNotOpen || r.Code == models.ECodeVersionConflict:
+			line.Why = "already decided elsewhere; yours was not applied"
+		case r.Code == models.ECodeExpired:
+			line.Why = "expired before your decision"
+		default:
+			line.Why = "not decided: " + r.Detail
+		}
+		n.Kind = "conflict"
+		n.Lines = append(n.Lines, line)
+	}
+	verb := "decided"
+	switch effect {
+	case models.EffectAllow:
+		verb = "allowed once"
+	case models.EffectDeny:
+		verb = "denied"
+	}
+	n.Title = fmt.Sprintf("%d of %d %s", decided, len(ans.Results), verb)
+	return n
+}
