@@ -123,13 +123,14 @@ func (b *Bridge) answer(a *ask, o Outcome) bool {
 		b.answered[a.key] = true
 	}
 	b.mu.Unlock()
-	if err := b.toAgent.send(response{JSONRPC: "2.0", ID: a.id, Result: permissionResult(o)}); err != nil {
-		b.logf("answer %s to the agent: %v", a.key, err)
-	}
 	if !b.Headless {
 		// The protocol's way to withdraw a request: the editor drops its
-		// prompt, and its late answer, if any, is dropped here.
+		// prompt, and its late answer, if any, is dropped here. Sent first,
+		// so the editor hears of it before anything the answer causes.
 		_ = b.toEditor.send(notification{JSONRPC: "2.0", Method: MethodCancelRequest, Params: map[string]any{"requestId": a.id}})
+	}
+	if err := b.toAgent.send(response{JSONRPC: "2.0", ID: a.id, Result: permissionResult(o)}); err != nil {
+		b.logf("answer %s to the agent: %v", a.key, err)
 	}
 	return true
 }
