@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"sync"
 	"time"
 )
@@ -230,5 +229,3 @@ func (c *headlessClient) printPermission(raw json.RawMessage) {
 		fmt.Fprintf(c.out, "\n[permission] %s: asking Gatehouse\n", oneLine(p.ToolCall.Title))
 	}
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(clean(s)), " ") }

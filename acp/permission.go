@@ -115,7 +115,7 @@ func (p *Permission) options() []api.Option {
 			opt.Effect = "allow"
 		case KindAllowAlways:
 			opt.Effect = "allow"
-			opt.Saves = truncate(clean(fmt.Sprintf("allow %s %s for the rest of this agent session", kindWord(p.Params.ToolCall.Kind), p.Params.ToolCall.Title)), maxSaves)
+			opt.Saves = truncate(oneLine(fmt.Sprintf("allow %s %s for the rest of this agent session", kindWord(p.Params.ToolCall.Kind), p.Params.ToolCall.Title)), maxSaves)
 		case KindRejectOnce, KindRejectAlways:
 			opt.Effect = "deny"
 		default:
@@ -132,7 +132,7 @@ func (p *Permission) options() []api.Option {
 
 // label is the agent's name for the option, else words for its kind.
 func label(o PermissionOption) string {
-	if n := strings.Join(strings.Fields(clean(o.Name)), " "); n != "" {
+	if n := oneLine(o.Name); n != "" {
 		return truncate(n, maxLabel)
 	}
 	return map[string]string{KindAllowOnce: "Allow once", KindAllowAlways: "Always allow",
@@ -237,7 +237,7 @@ func (p *Permission) newRequest(raw json.RawMessage, who Who, opts []api.Option)
 	if verb == "" {
 		verb = "Use a tool"
 	}
-	shown := strings.Join(strings.Fields(clean(cmd)), " ")
+	shown := oneLine(cmd)
 	title := verb
 	if shown != "" {
 		title += ": " + shown
@@ -247,7 +247,7 @@ func (p *Permission) newRequest(raw json.RawMessage, who Who, opts []api.Option)
 		agent = "An ACP agent"
 	}
 	summary := agent + " asks to " + strings.ToLower(verb)
-	if t := strings.Join(strings.Fields(clean(tc.Title)), " "); t != "" && t != shown {
+	if t := oneLine(tc.Title); t != "" && t != shown {
 		summary += " (" + t + ")"
 	}
 	if cwd != "" {
@@ -316,6 +316,9 @@ func detail(tc *ToolCall, raw json.RawMessage) string {
 // characters, invalid UTF-8) with U+FFFD; the command is never cleaned: a
 // command the server refuses is not filed.
 func clean(s string) string { return replaceBad(s, false) }
+
+// oneLine is s on one line, whitespace runs as single spaces, cleaned.
+func oneLine(s string) string { return clean(strings.Join(strings.Fields(s), " ")) }
 
 func cleanMultiline(s string) string { return replaceBad(s, true) }
 
