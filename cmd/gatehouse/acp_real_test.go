@@ -197,6 +197,7 @@ type acpEvent struct {
 		Name     string `json:"name"`
 	} `json:"options"`
 	AgentInfo json.RawMessage `json:"agentInfo"`
+	PID       int             `json:"pid"`
 	Code      *int            `json:"code"`
 	Signal    *string         `json:"signal"`
 }
@@ -209,18 +210,50 @@ type acpEditor struct {
 	backlog []acpEvent
 	stderr  *lockedBuffer
 	root    string // the sessions' projects are under it
+	pid     int    // the agent command's process (the bridge, when there is one)
 	seen    func() string
 }
 
+// lockedBuffer is the stderr of the editor, the bridge and the agent; a
+// test can wait for a line of the bridge's to show up in it.
 type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu      sync.Mutex
+	b       bytes.Buffer
+	changed chan struct{} // closed and replaced at each write
 }
 
 func (l *lockedBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.changed != nil {
+		close(l.changed)
+		l.changed = nil
+	}
 	return l.b.Write(p)
+}
+
+// waitFor waits until the output holds text.
+func (l *lockedBuffer) waitFor(t *testing.T, text string) {
+	t.Helper()
+	timer := time.NewTimer(acpGuard)
+	defer timer.Stop()
+	for {
+		l.mu.Lock()
+		if strings.Contains(l.b.String(), text) {
+			l.mu.Unlock()
+			return
+		}
+		if l.changed == nil {
+			l.changed = make(chan struct{})
+		}
+		changed := l.changed
+		l.mu.Unlock()
+		select {
+		case <-changed:
+		case <-timer.C:
+			t.Fatalf("waited %s for %q on stderr:\n%s", acpGuard, text, l.String())
+		}
+	}
 }
 
 func (l *lockedBuffer) String() string {
@@ -275,6 +308,7 @@ func (k acpKit) startEditor(t *testing.T, env []string, seen func() string, argv
 		}
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	})
+	e.pid = e.wait(t, "the agent's start", func(ev acpEvent) bool { return ev.Event == "spawned" }).PID
 	ready := e.wait(t, "initialize", func(ev acpEvent) bool { return ev.Event == "ready" })
 	t.Logf("agent up: %s", ready.AgentInfo)
 	return e

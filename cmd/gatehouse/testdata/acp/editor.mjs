@@ -12,10 +12,12 @@
 //
 // and reports what happens, one JSON object per line on stdout:
 //
+//   {"event":"spawned","pid":123}                the agent command's process
 //   {"event":"ready","agentInfo":{...}}
 //   {"event":"session","id":"a","sessionId":"..."}
 //   {"event":"permission","req":1,"sessionId":"...","toolCall":{...},"options":[...]}
 //   {"event":"permission_aborted","req":1}       the agent withdrew it ($/cancel_request)
+//   {"event":"answer_dropped","req":1}           an answer to a withdrawn request
 //   {"event":"stop","id":"a","stopReason":"end_turn"}
 //   {"event":"error","id":"a","op":"prompt","message":"..."}
 //   {"event":"agent_exit","code":0,"signal":null}
@@ -36,6 +38,7 @@ if (!command) {
 const emit = (event) => process.stdout.write(JSON.stringify(event) + "\n");
 
 const agent = spawn(command, args, { stdio: ["pipe", "pipe", "inherit"] });
+emit({ event: "spawned", pid: agent.pid });
 agent.on("exit", (code, signal) => {
   emit({ event: "agent_exit", code, signal });
 });
@@ -111,7 +114,8 @@ for await (const line of createInterface({ input: process.stdin })) {
     case "answer": {
       const resolve = pending.get(cmd.req);
       if (!pending.delete(cmd.req)) {
-        emit({ event: "error", op: "answer", message: `no pending permission request ${cmd.req}` });
+        // Withdrawn meanwhile ($/cancel_request): the answer has no one to go to.
+        emit({ event: "answer_dropped", req: cmd.req });
         break;
       }
       resolve(
