@@ -24,8 +24,8 @@ type Gatehouse interface {
 // Bridge relays one agent's stdio.
 type Bridge struct {
 	Gatehouse Gatehouse
-	// Timeout is how long a permission request waits for the operator; it is
-	// also the Gatehouse request's expiry.
+	// Timeout is how long a permission request waits for the operator; the
+	// Gatehouse request expires a few seconds later, once withdrawn.
 	Timeout time.Duration
 	// Headless says no editor is attached: the bridge's own client is the
 	// editor side and never answers a permission request, so a request

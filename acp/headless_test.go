@@ -51,7 +51,9 @@ func runHeadless(t *testing.T, prefix string, gh acp.Gatehouse, timeout time.Dur
 	b := &acp.Bridge{Gatehouse: gh, Timeout: timeout, Log: h.log}
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel
-	go func() { h.code <- b.RunHeadless(ctx, []string{os.Args[0]}, "/home/dev/project", "run the command", h.out, io.Discard) }()
+	go func() {
+		h.code <- b.RunHeadless(ctx, []string{os.Args[0]}, "/home/dev/project", "run the command", h.out, io.Discard)
+	}()
 	t.Cleanup(func() {
 		cancel()
 		if t.Failed() {

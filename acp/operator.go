@@ -12,6 +12,7 @@ import (
 const (
 	fileTimeout   = 30 * time.Second
 	cancelTimeout = 5 * time.Second
+	expiryMargin  = 10 // seconds
 )
 
 // askOperator files the permission request, waits for the operator until
@@ -19,7 +20,9 @@ const (
 // agent's option they chose.
 func (b *Bridge) askOperator(ctx context.Context, a *ask) {
 	n := a.perm.Request
-	secs := int64((b.Timeout + time.Second - 1) / time.Second)
+	// The request outlives the wait a little, so the bridge's own cancel,
+	// which says why, closes it rather than the expiry.
+	secs := int64((b.Timeout+time.Second-1)/time.Second) + expiryMargin
 	n.ExpiresIn = &secs
 	// The filing is not cut short by an answer meanwhile: a request the
 	// server created must come back with its id, to be withdrawn.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -63,8 +64,8 @@ func TestRelay(t *testing.T) {
 			t.Fatalf("agent got %q and ended %q; want the editor's answer", outcome, stop)
 		}
 		got := s.settled(t, r.ID)
-		if got.Status != "cancelled" {
-			t.Fatalf("the Gatehouse request is %s, want cancelled", got.Status)
+		if got.Status != "cancelled" || got.Note == nil || *got.Note != "decided in the editor: allow_once" {
+			t.Fatalf("the Gatehouse request is %s with note %v; want cancelled, decided in the editor", got.Status, got.Note)
 		}
 		_, err := s.operator.Decide(context.Background(), r.ID, got.Version, "allow_once", "")
 		var ce *client.Error
@@ -84,8 +85,8 @@ func TestRelay(t *testing.T) {
 		if outcome, stop := e.turnEnd(); outcome != "outcome cancelled" || stop != "cancelled" {
 			t.Fatalf("agent got %q and ended %q; want cancelled", outcome, stop)
 		}
-		if got := s.settled(t, r.ID); got.Status != "cancelled" {
-			t.Fatalf("the Gatehouse request is %s, want cancelled", got.Status)
+		if got := s.settled(t, r.ID); got.Status != "cancelled" || got.Note == nil || *got.Note != "the editor cancelled the session's turn" {
+			t.Fatalf("the Gatehouse request is %s with note %v, want cancelled with the session", got.Status, got.Note)
 		}
 		// The editor answers cancelled too, as the protocol asks: dropped.
 		e.send(`{"jsonrpc":"2.0","id":0,"result":{"outcome":{"outcome":"cancelled"}}}`)
@@ -99,8 +100,8 @@ func TestRelay(t *testing.T) {
 		e.prompt(2, sid)
 		r := s.filed(t, e.log)
 		e.log.await(t, "the editor decides")
-		if got := s.settled(t, r.ID); got.Status != "cancelled" && got.Status != "expired" {
-			t.Fatalf("the Gatehouse request is %s after the timeout", got.Status)
+		if got := s.settled(t, r.ID); got.Status != "cancelled" || got.Note == nil || !strings.Contains(*got.Note, "left to the editor") {
+			t.Fatalf("the Gatehouse request is %s with note %v after the timeout; want cancelled, left to the editor", got.Status, got.Note)
 		}
 		// Had the bridge answered the agent, its answer would come first.
 		e.send(`{"jsonrpc":"2.0","id":0,"result":{"outcome":{"outcome":"selected","optionId":"reject"}}}`)
