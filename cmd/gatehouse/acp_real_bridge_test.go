@@ -181,144 +181,47 @@ func (e *acpEditor) waitExit(t *testing.T) acpEvent {
 // TestRealACPBridge puts the built `gatehouse acp` between the editor (the
 // ACP TypeScript SDK) and each real ACP agent, offline, with a real
 // Gatehouse: the operator and the editor race for each permission request.
+// Without the operator's answer (Gatehouse down, or the timeout passed) the
+// bridge never allows: headless, the agent gets its reject option; with an
+// editor, the editor alone decides.
 func TestRealACPBridge(t *testing.T) {
-	kit := realACP(t)
-	bin := gatehousetest.Build(t)
-	for _, a := range acpAgents {
-		t.Run(a.name, func(t *testing.T) {
-			g := newGatehouse(t)
-			filings := watchFilings(t, g)
-			e := kit.bridgeEditor(t, a, bin, g.env.URL, g.agent)
-
-			t.Run("an operator's allow runs the command", func(t *testing.T) {
-				s := e.newSession(t, "operator-allow")
-				e.prompt(t, s)
-				p := e.permission(t, s)
-				checkAgentOptions(t, a, p)
-				r := filings.of(t, s)
-				if !strings.Contains(r.Title, acpCommand) {
-					t.Fatalf("filed %q; want the command in the title", r.Title)
-				}
-				g.decide(t, r, "allow_once")
-				e.aborted(t, p.Req)
-				if stop := e.stopReason(t, s); stop != "end_turn" || !s.ran() {
-					t.Fatalf("stop %q, ran %v: want end_turn and the command run\n%s", stop, s.ran(), e.log())
-				}
-				g.settledAs(t, r, "resolved")
-			})
-			t.Run("an operator's deny does not", func(t *testing.T) {
-				s := e.newSession(t, "operator-deny")
-				e.prompt(t, s)
-				p := e.permission(t, s)
-				r := filings.of(t, s)
-				g.decide(t, r, "reject_once")
-				e.aborted(t, p.Req)
-				if stop := e.stopReason(t, s); stop != a.rejectStop || s.ran() {
-					t.Fatalf("stop %q, ran %v: want %s and nothing run\n%s", stop, s.ran(), a.rejectStop, e.log())
-				}
-				g.settledAs(t, r, "resolved")
-			})
-			t.Run("the editor answering first cancels the Gatehouse request", func(t *testing.T) {
-				s := e.newSession(t, "editor-first")
-				e.prompt(t, s)
-				p := e.permission(t, s)
-				r := filings.of(t, s)
-				e.answer(t, p.Req, a.allow)
-				if stop := e.stopReason(t, s); stop != "end_turn" || !s.ran() {
-					t.Fatalf("stop %q, ran %v: want end_turn and the command run\n%s", stop, s.ran(), e.log())
-				}
-				g.settledAs(t, r, "cancelled")
-				// The operator's late allow changes nothing.
-				if _, err := g.operator.Decide(context.Background(), r.ID, r.Version, "allow_once", ""); err == nil {
-					t.Fatal("the operator decided a request the editor had answered")
-				}
-			})
-			t.Run("session/cancel cancels the Gatehouse request", func(t *testing.T) {
-				s := e.newSession(t, "session-cancel")
-				e.prompt(t, s)
-				p := e.permission(t, s)
-				r := filings.of(t, s)
-				e.cancel(t, s)
-				e.answerCancelled(t, p.Req)
-				if stop := e.stopReason(t, s); stop != "cancelled" || s.ran() {
-					t.Fatalf("stop %q, ran %v: want cancelled and nothing run\n%s", stop, s.ran(), e.log())
-				}
-				g.settledAs(t, r, "cancelled")
-			})
-			if a.name == "codex-acp" {
-				t.Run("two sessions' requests in flight are answered each its own", func(t *testing.T) {
-					s1, s2 := e.newSession(t, "first"), e.newSession(t, "second")
-					e.prompt(t, s1)
-					e.prompt(t, s2)
-					e.permission(t, s1)
-					e.permission(t, s2)
-					r1, r2 := filings.of(t, s1), filings.of(t, s2)
-					// Decided in the other order than asked.
-					g.decide(t, r2, "reject_once")
-					g.decide(t, r1, "allow_once")
-					stop1, stop2 := e.stopReason(t, s1), e.stopReason(t, s2)
-					if stop1 != "end_turn" || !s1.ran() || stop2 != a.rejectStop || s2.ran() {
-						t.Fatalf("allowed session: %q ran %v; denied session: %q ran %v\n%s", stop1, s1.ran(), stop2, s2.ran(), e.log())
-					}
-				})
-			}
-			t.Run("the agent's exit ends the bridge and withdraws its request", func(t *testing.T) {
-				s := e.newSession(t, "agent-exit")
-				e.prompt(t, s)
-				e.permission(t, s)
-				r := filings.of(t, s)
-				if err := syscall.Kill(agentPID(t, e.pid), syscall.SIGKILL); err != nil {
-					t.Fatal(err)
-				}
-				ev := e.waitExit(t)
-				if ev.Event != "agent_exit" {
-					ev = e.waitExit(t)
-				}
-				if ev.Code == nil || *ev.Code != 128+int(syscall.SIGKILL) {
-					t.Fatalf("the bridge exited %+v; want the agent's end, 137", ev)
-				}
-				g.settledAs(t, r, "cancelled")
-				if s.ran() {
-					t.Fatal("the command ran")
-				}
-			})
-		})
-	}
-}
-
-// TestRealACPBridgeNeverAllows: without the operator's answer (Gatehouse
-// down, or the timeout passed) the bridge never allows. Headless, the agent
-// gets its reject option; with an editor, the editor alone decides.
-func TestRealACPBridgeNeverAllows(t *testing.T) {
 	kit := realACP(t)
 	bin := gatehousetest.Build(t)
 	down := httptest.NewServer(nil)
 	down.Close()
 	for _, a := range acpAgents {
 		t.Run(a.name, func(t *testing.T) {
+			t.Run("attached", func(t *testing.T) { testACPAttached(t, kit, a, bin) })
 			t.Run("headless, Gatehouse down: the agent gets its reject option", func(t *testing.T) {
 				s, stderr := kit.headless(t, a, bin, down.URL, "gh_unused")
 				if s.ran() || !strings.Contains(stderr, "answered selected "+a.reject) {
 					t.Fatalf("ran %v; want the agent answered %s and nothing run\n%s", s.ran(), a.reject, stderr)
 				}
 			})
-			t.Run("headless, no decision before the timeout: the agent gets its reject option", func(t *testing.T) {
-				g := newGatehouse(t)
-				s, stderr := kit.headless(t, a, bin, g.env.URL, g.agent, "--timeout", "1s")
-				if s.ran() || !strings.Contains(stderr, "answered selected "+a.reject) {
-					t.Fatalf("ran %v; want the agent answered %s and nothing run\n%s", s.ran(), a.reject, stderr)
-				}
-				if n := g.filed(t); n != 1 {
-					t.Fatalf("%d requests filed; want 1", n)
-				}
-				g.settled(t)
-			})
+			if a.name == "codex-acp" {
+				testACPNoDecision(t, kit, a, bin, down.URL)
+			}
 		})
 	}
-	// With an editor attached, one agent shows the editor keeps the request.
-	a := acpAgentNamed(t, "codex-acp")
-	t.Run(a.name+" with an editor, Gatehouse down: the editor alone decides", func(t *testing.T) {
-		e := kit.bridgeEditor(t, a, bin, down.URL, "gh_unused")
+}
+
+// testACPNoDecision: the other ways the operator's answer fails to come. The
+// bridge's timeout and an attached editor do not depend on the agent: one
+// agent (the quickest to start) shows them.
+func testACPNoDecision(t *testing.T, kit acpKit, a acpAgent, bin, down string) {
+	t.Run("headless, no decision before the timeout: the agent gets its reject option", func(t *testing.T) {
+		g := newGatehouse(t)
+		s, stderr := kit.headless(t, a, bin, g.env.URL, g.agent, "--timeout", "1s")
+		if s.ran() || !strings.Contains(stderr, "answered selected "+a.reject) {
+			t.Fatalf("ran %v; want the agent answered %s and nothing run\n%s", s.ran(), a.reject, stderr)
+		}
+		if n := g.filed(t); n != 1 {
+			t.Fatalf("%d requests filed; want 1", n)
+		}
+		g.settled(t)
+	})
+	t.Run("attached, Gatehouse down: the editor alone decides", func(t *testing.T) {
+		e := kit.bridgeEditor(t, a, bin, down, "gh_unused")
 		s := e.newSession(t, "down")
 		e.prompt(t, s)
 		p := e.permission(t, s)
@@ -331,7 +234,7 @@ func TestRealACPBridgeNeverAllows(t *testing.T) {
 			t.Fatalf("stop %q, ran %v: want %s and nothing run", stop, s.ran(), a.rejectStop)
 		}
 	})
-	t.Run(a.name+" with an editor, no decision before the timeout: the editor alone decides", func(t *testing.T) {
+	t.Run("attached, no decision before the timeout: the filing is withdrawn, the editor alone decides", func(t *testing.T) {
 		g := newGatehouse(t)
 		filings := watchFilings(t, g)
 		e := kit.bridgeEditor(t, a, bin, g.env.URL, g.agent, "--timeout", "1s")
@@ -344,19 +247,110 @@ func TestRealACPBridgeNeverAllows(t *testing.T) {
 		if s.ran() {
 			t.Fatal("the command ran before the editor answered")
 		}
-		e.answer(t, p.Req, a.reject)
-		if stop := e.stopReason(t, s); stop != a.rejectStop || s.ran() {
-			t.Fatalf("stop %q, ran %v: want %s and nothing run", stop, s.ran(), a.rejectStop)
+		// The editor's copy is still live: its allow is the one that counts.
+		e.answer(t, p.Req, a.allow)
+		if stop := e.stopReason(t, s); stop != "end_turn" || !s.ran() {
+			t.Fatalf("stop %q, ran %v: want end_turn and the command run", stop, s.ran())
 		}
 	})
 }
 
-func acpAgentNamed(t *testing.T, name string) acpAgent {
-	for _, a := range acpAgents {
-		if a.name == name {
-			return a
+// testACPAttached runs one agent behind the bridge under the editor, one
+// agent process for every case, a session each; the agent's exit comes last.
+func testACPAttached(t *testing.T, kit acpKit, a acpAgent, bin string) {
+	g := newGatehouse(t)
+	filings := watchFilings(t, g)
+	e := kit.bridgeEditor(t, a, bin, g.env.URL, g.agent)
+	t.Run("an operator's allow runs the command", func(t *testing.T) {
+		s := e.newSession(t, "operator-allow")
+		e.prompt(t, s)
+		p := e.permission(t, s)
+		checkAgentOptions(t, a, p)
+		r := filings.of(t, s)
+		if !strings.Contains(r.Title, acpCommand) {
+			t.Fatalf("filed %q; want the command in the title", r.Title)
 		}
+		g.decide(t, r, "allow_once")
+		e.aborted(t, p.Req)
+		if stop := e.stopReason(t, s); stop != "end_turn" || !s.ran() {
+			t.Fatalf("stop %q, ran %v: want end_turn and the command run\n%s", stop, s.ran(), e.log())
+		}
+		g.settledAs(t, r, "resolved")
+	})
+	t.Run("an operator's deny does not", func(t *testing.T) {
+		s := e.newSession(t, "operator-deny")
+		e.prompt(t, s)
+		p := e.permission(t, s)
+		r := filings.of(t, s)
+		g.decide(t, r, "reject_once")
+		e.aborted(t, p.Req)
+		if stop := e.stopReason(t, s); stop != a.rejectStop || s.ran() {
+			t.Fatalf("stop %q, ran %v: want %s and nothing run\n%s", stop, s.ran(), a.rejectStop, e.log())
+		}
+		g.settledAs(t, r, "resolved")
+	})
+	t.Run("the editor answering first cancels the Gatehouse request", func(t *testing.T) {
+		s := e.newSession(t, "editor-first")
+		e.prompt(t, s)
+		p := e.permission(t, s)
+		r := filings.of(t, s)
+		e.answer(t, p.Req, a.allow)
+		if stop := e.stopReason(t, s); stop != "end_turn" || !s.ran() {
+			t.Fatalf("stop %q, ran %v: want end_turn and the command run\n%s", stop, s.ran(), e.log())
+		}
+		g.settledAs(t, r, "cancelled")
+		// The operator's late allow changes nothing.
+		if _, err := g.operator.Decide(context.Background(), r.ID, r.Version, "allow_once", ""); err == nil {
+			t.Fatal("the operator decided a request the editor had answered")
+		}
+	})
+	t.Run("session/cancel cancels the Gatehouse request", func(t *testing.T) {
+		s := e.newSession(t, "session-cancel")
+		e.prompt(t, s)
+		p := e.permission(t, s)
+		r := filings.of(t, s)
+		e.cancel(t, s)
+		e.answerCancelled(t, p.Req)
+		if stop := e.stopReason(t, s); stop != "cancelled" || s.ran() {
+			t.Fatalf("stop %q, ran %v: want cancelled and nothing run\n%s", stop, s.ran(), e.log())
+		}
+		g.settledAs(t, r, "cancelled")
+	})
+	if a.name == "codex-acp" {
+		t.Run("two sessions' requests in flight are answered each its own", func(t *testing.T) {
+			s1, s2 := e.newSession(t, "first"), e.newSession(t, "second")
+			e.prompt(t, s1)
+			e.prompt(t, s2)
+			e.permission(t, s1)
+			e.permission(t, s2)
+			r1, r2 := filings.of(t, s1), filings.of(t, s2)
+			// Decided in the other order than asked.
+			g.decide(t, r2, "reject_once")
+			g.decide(t, r1, "allow_once")
+			stop1, stop2 := e.stopReason(t, s1), e.stopReason(t, s2)
+			if stop1 != "end_turn" || !s1.ran() || stop2 != a.rejectStop || s2.ran() {
+				t.Fatalf("allowed session: %q ran %v; denied session: %q ran %v\n%s", stop1, s1.ran(), stop2, s2.ran(), e.log())
+			}
+		})
 	}
-	t.Fatalf("no agent %s", name)
-	return acpAgent{}
+	t.Run("the agent's exit ends the bridge and withdraws its request", func(t *testing.T) {
+		s := e.newSession(t, "agent-exit")
+		e.prompt(t, s)
+		e.permission(t, s)
+		r := filings.of(t, s)
+		if err := syscall.Kill(agentPID(t, e.pid), syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		ev := e.waitExit(t)
+		if ev.Event != "agent_exit" {
+			ev = e.waitExit(t)
+		}
+		if ev.Code == nil || *ev.Code != 128+int(syscall.SIGKILL) {
+			t.Fatalf("the bridge exited %+v; want the agent's end, 137", ev)
+		}
+		g.settledAs(t, r, "cancelled")
+		if s.ran() {
+			t.Fatal("the command ran")
+		}
+	})
 }

@@ -279,6 +279,7 @@ func (k acpKit) startEditor(t *testing.T, env []string, seen func() string, argv
 	}
 	e := &acpEditor{cmd: cmd, in: in, events: make(chan acpEvent, 64), stderr: &lockedBuffer{}, root: t.TempDir(), seen: seen}
 	cmd.Stderr = e.stderr
+	began := time.Now()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -310,7 +311,7 @@ func (k acpKit) startEditor(t *testing.T, env []string, seen func() string, argv
 	})
 	e.pid = e.wait(t, "the agent's start", func(ev acpEvent) bool { return ev.Event == "spawned" }).PID
 	ready := e.wait(t, "initialize", func(ev acpEvent) bool { return ev.Event == "ready" })
-	t.Logf("agent up: %s", ready.AgentInfo)
+	t.Logf("agent up (initialize answered) in %s: %s", time.Since(began).Round(time.Millisecond), ready.AgentInfo)
 	return e
 }
 
