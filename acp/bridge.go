@@ -222,7 +222,8 @@ func (b *Bridge) noteAnswer(m *envelope) {
 // register keeps one permission request and starts asking the operator.
 func (b *Bridge) register(ctx context.Context, m *envelope) {
 	key := idKey(m.ID)
-	a := &ask{id: append(json.RawMessage(nil), m.ID...), key: key}
+	wctx, stop := context.WithCancel(ctx)
+	a := &ask{id: append(json.RawMessage(nil), m.ID...), key: key, stop: stop}
 	b.mu.Lock()
 	who := b.who
 	var sid struct {
@@ -238,8 +239,6 @@ func (b *Bridge) register(ctx context.Context, m *envelope) {
 	delete(b.answered, key) // an id the agent uses again is a new request
 	b.asks[key] = a
 	b.mu.Unlock()
-	wctx, stop := context.WithCancel(ctx)
-	a.stop = stop
 	b.work.Add(1)
 	go func() {
 		defer b.work.Done()

@@ -36,11 +36,15 @@ func (b *Bridge) askOperator(ctx context.Context, a *ask) {
 	}
 	b.mu.Lock()
 	a.requestID, a.filedAs = r.ID, r
-	done := a.done
+	done, why := a.done, a.withdrawBy
 	b.mu.Unlock()
 	b.logf("request %s filed as %s: %s", a.key, r.ID, r.Title)
 	if done {
-		b.withdraw(a, a.withdrawBy)
+		// Answered while it was being filed. Whoever answered withdraws it
+		// too: here if they already tried (why is set), else once they do.
+		if why != "" {
+			b.withdraw(a, why)
+		}
 		return
 	}
 	final := r
