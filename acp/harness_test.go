@@ -16,9 +16,10 @@ import (
 
 	"github.com/gatehousehq/gatehouse/acp"
 	"github.com/gatehousehq/gatehouse/api"
+	"github.com/gatehousehq/gatehouse/app"
 	"github.com/gatehousehq/gatehouse/client"
 	"github.com/gatehousehq/gatehouse/internal/testkit"
-	"github.com/gatehousehq/gatehouse/web"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
 	"github.com/gatehousehq/gatehouse/web/webtest"
 )
 
@@ -39,7 +40,14 @@ type server struct {
 
 func newServer(t *testing.T) *server {
 	t.Helper()
-	e := webtest.New(t, "sqlite", web.Config{})
+	return newServerWith(t, app.Config{})
+}
+
+// newServerWith starts the server with a configuration (a rules file).
+func newServerWith(t *testing.T, cfg app.Config) *server {
+	t.Helper()
+	cfg.Database = storetest.URL(t, "sqlite")
+	e := webtest.NewApp(t, cfg)
 	s := &server{env: e, agent: client.New(e.URL, e.Token("agent", "acp-agent")), operator: client.New(e.URL, e.Token("operator", "alice"))}
 	s.agent.HTTP, s.operator.HTTP = e.HTTP, e.HTTP
 	return s

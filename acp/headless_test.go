@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/gatehousehq/gatehouse/acp"
 	"github.com/gatehousehq/gatehouse/api"
+	"github.com/gatehousehq/gatehouse/app"
 	"github.com/gatehousehq/gatehouse/client"
 	"github.com/gatehousehq/gatehouse/internal/testkit"
 )
@@ -95,6 +97,32 @@ func TestHeadless(t *testing.T) {
 		s.decide(t, s.filed(t, h.log), "reject_once")
 		if code := h.exit(t); code != 1 || !strings.Contains(h.out.String(), "outcome selected abort") {
 			t.Fatalf("exit %d, stdout %q; want 1 and Codex's abort", code, h.out.String())
+		}
+	})
+
+	t.Run("the operator's allow_always answers the agent's allow_always option id", func(t *testing.T) {
+		s := newServer(t)
+		h := runHeadless(t, "codex-acp", s.agent, time.Minute)
+		r := s.filed(t, h.log)
+		s.decide(t, r, "allow_always")
+		if code := h.exit(t); code != 0 || !strings.Contains(h.out.String(), "outcome selected approved-execpolicy-amendment") {
+			t.Fatalf("exit %d, stdout %q; want Codex's own allow_always id", code, h.out.String())
+		}
+	})
+
+	t.Run("a deny rule decides at once, reading through Codex's bash -lc", func(t *testing.T) {
+		file := filepath.Join(t.TempDir(), "rules.yaml")
+		if err := os.WriteFile(file, []byte("rules:\n  - name: no-push\n    match:\n      command: '^git push'\n    action: deny\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		s := newServerWith(t, app.Config{RulesFile: file})
+		h := runHeadless(t, "codex-acp", s.agent, time.Minute)
+		r := s.settled(t, testkit.Recv(t, h.log.filed, "the filing"))
+		if r.DecidedVia == nil || *r.DecidedVia != "rule:no-push" {
+			t.Fatalf("decided via %v, want the rule", r.DecidedVia)
+		}
+		if code := h.exit(t); code != 1 || !strings.Contains(h.out.String(), "outcome selected abort") {
+			t.Fatalf("exit %d, stdout %q; want Codex's abort", code, h.out.String())
 		}
 	})
 
