@@ -87,7 +87,7 @@ func (g *gatehouse) settledAs(t *testing.T, r *api.Request, status string) *api.
 	defer cancel()
 	got, err := g.operator.WaitSettled(ctx, r.ID)
 	if err != nil {
-		t.Fatalf("wait for %s: %v", r.ID, err)
+		t.Fatalf("%s is still open after %s, want %s (the bridge never withdrew or answered it): %v", r.ID, acpGuard, status, err)
 	}
 	if got.Status != status && !(status == "withdrawn" && (got.Status == "cancelled" || got.Status == "expired")) {
 		t.Fatalf("%s ended %s; want %s", r.ID, got.Status, status)
