@@ -95,6 +95,14 @@ func (g *gatehouse) settledAs(t *testing.T, r *api.Request, status string) *api.
 	return got
 }
 
+// checkNote: the withdrawn record says why (the bridge's cancel reason).
+func checkNote(t *testing.T, r *api.Request, why string) {
+	t.Helper()
+	if r.Note == nil || !strings.Contains(*r.Note, why) {
+		t.Fatalf("%s was withdrawn with note %v; want it to say %q", r.ID, r.Note, why)
+	}
+}
+
 // aborted waits for the bridge to withdraw the editor's copy of a request
 // ($/cancel_request): the operator answered first.
 func (e *acpEditor) aborted(t *testing.T, req int) {
@@ -298,7 +306,7 @@ func testACPAttached(t *testing.T, kit acpKit, a acpAgent, bin string) {
 		if stop := e.stopReason(t, s); stop != "end_turn" || !s.ran() {
 			t.Fatalf("stop %q, ran %v: want end_turn and the command run\n%s", stop, s.ran(), e.log())
 		}
-		g.settledAs(t, r, "cancelled")
+		checkNote(t, g.settledAs(t, r, "cancelled"), "decided in the editor: allow_once")
 		// The operator's late allow changes nothing.
 		if _, err := g.operator.Decide(context.Background(), r.ID, r.Version, "allow_once", ""); err == nil {
 			t.Fatal("the operator decided a request the editor had answered")
@@ -314,7 +322,7 @@ func testACPAttached(t *testing.T, kit acpKit, a acpAgent, bin string) {
 		if stop := e.stopReason(t, s); stop != "cancelled" || s.ran() {
 			t.Fatalf("stop %q, ran %v: want cancelled and nothing run\n%s", stop, s.ran(), e.log())
 		}
-		g.settledAs(t, r, "cancelled")
+		checkNote(t, g.settledAs(t, r, "cancelled"), "cancelled the session's turn")
 	})
 	if a.name == "codex-acp" {
 		t.Run("two sessions' requests in flight are answered each its own", func(t *testing.T) {
@@ -348,7 +356,7 @@ func testACPAttached(t *testing.T, kit acpKit, a acpAgent, bin string) {
 		if ev.Code == nil || *ev.Code != 128+int(syscall.SIGKILL) {
 			t.Fatalf("the bridge exited %+v; want the agent's end, 137", ev)
 		}
-		g.settledAs(t, r, "cancelled")
+		checkNote(t, g.settledAs(t, r, "cancelled"), "the agent's session ended")
 		if s.ran() {
 			t.Fatal("the command ran")
 		}
