@@ -185,6 +185,13 @@ func (c *Client) Cancel(ctx context.Context, id string) (*api.Request, error) {
 	return &r, c.Do(ctx, http.MethodPost, "/v1/requests/"+url.PathEscape(id)+"/cancel", nil, struct{}{}, &r)
 }
 
+// CancelWithReason withdraws an open request the caller filed, saying why:
+// the record keeps the reason as its note, and the audit entry shows it.
+func (c *Client) CancelWithReason(ctx context.Context, id, reason string) (*api.Request, error) {
+	var r api.Request
+	return &r, c.Do(ctx, http.MethodPost, "/v1/requests/"+url.PathEscape(id)+"/cancel", nil, api.Cancel{Reason: &reason}, &r)
+}
+
 // Decide records an operator's decision on the version seen.
 func (c *Client) Decide(ctx context.Context, id string, version int, decision, note string) (*api.Request, error) {
 	in := api.Decide{Version: &version, Decision: &decision}

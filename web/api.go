@@ -53,3 +53,11 @@ func bindJSON(c echo.Context, v any) error {
 	}
 	return decodeStrict(body, v)
 }
+
+// bindOptionalJSON is bindJSON for a route whose body may be absent.
+func bindOptionalJSON(c echo.Context, v any) error {
+	if c.Request().ContentLength == 0 {
+		return nil
+	}
+	return bindJSON(c, v)
+}

@@ -36,9 +36,25 @@ func (s *Server) patchRequest(c echo.Context) error {
 	return c.JSON(http.StatusOK, toAPIRequest(r))
 }
 
-// cancelRequest lets the owner withdraw an open request.
+// cancelRequest lets the owner withdraw an open request, optionally saying
+// why ({"reason": "…"}: the record's note).
 func (s *Server) cancelRequest(c echo.Context) error {
-	return s.withdraw(c, models.StatusCancelled)
+	var in api.Cancel
+	if err := bindOptionalJSON(c, &in); err != nil {
+		return err
+	}
+	if in.Reason == nil {
+		return s.withdraw(c, models.StatusCancelled)
+	}
+	r, err := s.visibleRequest(c, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	r, err = s.store.WithdrawBecause(c.Request().Context(), r.ID, Principal(c), models.StatusCancelled, *in.Reason)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, toAPIRequest(r))
 }
 
 // dismissRequest lets an operator retire an item.

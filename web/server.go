@@ -29,6 +29,7 @@ type Store interface {
 	ListRequests(ctx context.Context, f store.ListFilter) ([]models.Request, string, error)
 	PatchRequest(ctx context.Context, id string, by models.Principal, p store.Patch) (*models.Request, error)
 	Withdraw(ctx context.Context, id string, by models.Principal, status string) (*models.Request, error)
+	WithdrawBecause(ctx context.Context, id string, by models.Principal, status, reason string) (*models.Request, error)
 	Decide(ctx context.Context, id string, d models.Decision) (*models.Request, error)
 	DecideEach(ctx context.Context, items []store.BatchItem) (string, []store.Outcome)
 	AuditTrail(ctx context.Context, id string) ([]store.Audit, error)

@@ -49,7 +49,8 @@ func Document(baseURL string) ([]byte, error) {
 				return nil, err
 			}
 			_, empty := op.body.(api.Empty)
-			o["requestBody"] = map[string]any{"required": !empty, "content": jsonContent(ref)}
+			_, cancel := op.body.(api.Cancel) // its reason is optional, and so the body
+			o["requestBody"] = map[string]any{"required": !empty && !cancel, "content": jsonContent(ref)}
 		}
 		responses := o["responses"].(map[string]any)
 		for _, r := range op.responses {

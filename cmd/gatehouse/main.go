@@ -2,7 +2,7 @@
 // tools around it, as subcommands of one binary.
 //
 // Built with -tags agent it has only the commands a machine that runs agents
-// needs (hook, ask, runtime, gate, codex): none of them links the database,
+// needs (hook, ask, runtime, gate, codex, acp): none of them links the database,
 // the server or their dependencies, whose package initialisation alone costs
 // every short-lived process (the hook, once per tool call) several
 // milliseconds and megabytes.
@@ -29,6 +29,7 @@ const agentUsage = `  gatehouse ask --title "…" [--option id:label[:allow|deny
   gatehouse hook claude-code [--timeout 5m] [--url URL] [--token T] < hook-input.json
   gatehouse hook codex [--timeout 5m] [--url URL] [--token T] < hook-input.json
   gatehouse codex app-server [--url URL] [--token T] [--codex PATH] [--timeout 1h] [--runtime NAME --callback-listen ADDR] [-- CODEX ARGS]
+  gatehouse acp [--timeout 10m] [--url URL] [--token T] [--headless [--prompt-file F]] -- AGENT [ARGS…]
   gatehouse runtime --name N [--machine M] [--callback-listen ADDR] [--pull] [--url URL] [--token T]
   gatehouse gate --upstream URL --sandbox ID [--listen 127.0.0.1:9000] [--rules gate.yaml] [--credential "H: $VAR"]… [--strip H]… [--max-body 10MiB] [--tls-cert F --tls-key F]
 `
@@ -53,6 +54,7 @@ func commands() map[string]command {
 		"runtime": runRuntime,
 		"gate":    runGate,
 		"codex":   runCodex,
+		"acp":     runACP,
 	}
 	maps.Copy(cmds, serverCommands())
 	return cmds

@@ -411,6 +411,20 @@ func (s *Store) lostRace(tx *gorm.DB, id string) error {
 // Request.Dismissable allows, ECodeNotDismissable otherwise: dismissal runs no
 // outbox row, so a runtime or waiter would never hear of it as a decision).
 func (s *Store) Withdraw(ctx context.Context, id string, by models.Principal, status string) (*models.Request, error) {
+	return s.withdraw(ctx, id, by, status, nil)
+}
+
+// WithdrawBecause is Withdraw with the filer's reason, kept as the record's
+// note and in the audit entry (a bridge says the request was decided
+// elsewhere, or that nobody answered in time).
+func (s *Store) WithdrawBecause(ctx context.Context, id string, by models.Principal, status, reason string) (*models.Request, error) {
+	if err := models.ValidateReason(reason); err != nil {
+		return nil, err
+	}
+	return s.withdraw(ctx, id, by, status, &reason)
+}
+
+func (s *Store) withdraw(ctx context.Context, id string, by models.Principal, status string, reason *string) (*models.Request, error) {
 	action := map[string]string{models.StatusCancelled: "cancel", models.StatusDismissed: "dismiss"}[status]
 	if action == "" {
 		return nil, models.Errorf(models.ECodeInvalid, "cannot withdraw as %q", status)
@@ -429,8 +443,12 @@ func (s *Store) Withdraw(ctx context.Context, id string, by models.Principal, st
 			return s.checkOpen(r)
 		}
 		now := s.now()
+		set := map[string]any{"status": status, "updated_at": now, "resolved_at": now}
+		if reason != nil {
+			set["note"] = *reason
+		}
 		res := tx.Model(&models.Request{}).Where("id = ? AND version = ? AND status = ?", r.ID, r.Version, models.StatusOpen).
-			Updates(map[string]any{"status": status, "updated_at": now, "resolved_at": now})
+			Updates(set)
 		if res.Error != nil {
 			return res.Error
 		}
@@ -439,6 +457,10 @@ func (s *Store) Withdraw(ctx context.Context, id string, by models.Principal, st
 		}
 		r.Status, r.UpdatedAt, r.ResolvedAt = status, now, &now
 		detail := map[string]any{}
+		if reason != nil {
+			r.Note = reason
+			detail["reason"] = *reason
+		}
 		if err := s.settleGrant(tx, r, detail); err != nil {
 			return err
 		}

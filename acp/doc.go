@@ -1,0 +1,13 @@
+// Package acp puts Gatehouse between an editor and an Agent Client Protocol
+// agent (JSON-RPC 2.0, one message a line, on stdio). The bridge relays every
+// message both ways unchanged and files each session/request_permission the
+// agent sends in Gatehouse too; the editor and the operator race, the first
+// answer goes to the agent and the other side is withdrawn.
+//
+// Files: message.go reads and writes the JSON-RPC lines; permission.go turns a
+// permission request into the Gatehouse filing (options, command, who asks);
+// bridge.go relays and keeps each direction's pending requests apart;
+// operator.go files, waits and answers; withdraw.go cancels filings nobody
+// needs any more; run.go starts the agent; headless.go is the bridge's own
+// client when no editor is attached.
+package acp

@@ -1,0 +1,350 @@
+package acp
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/gatehousehq/gatehouse/api"
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// ACP permission option kinds (PermissionOptionKind).
+const (
+	KindAllowOnce    = "allow_once"
+	KindAllowAlways  = "allow_always"
+	KindRejectOnce   = "reject_once"
+	KindRejectAlways = "reject_always"
+)
+
+// PermissionParams is what the bridge reads of session/request_permission's
+// params; the rest reaches Gatehouse only in the detail.
+type PermissionParams struct {
+	SessionID string             `json:"sessionId"`
+	ToolCall  ToolCall           `json:"toolCall"`
+	Options   []PermissionOption `json:"options"`
+}
+
+// ToolCall is the tool call a permission request is about (ToolCallUpdate).
+type ToolCall struct {
+	ToolCallID string            `json:"toolCallId"`
+	Title      string            `json:"title"`
+	Kind       string            `json:"kind"`
+	Status     string            `json:"status"`
+	Content    []json.RawMessage `json:"content"`
+	Locations  []struct {
+		Path string `json:"path"`
+		Line *int   `json:"line"`
+	} `json:"locations"`
+	RawInput json.RawMessage `json:"rawInput"`
+}
+
+// PermissionOption is one choice the agent offers.
+type PermissionOption struct {
+	OptionID string `json:"optionId"`
+	Name     string `json:"name"`
+	Kind     string `json:"kind"`
+}
+
+// Who is who asks: the agent and the editor (from initialize) and where the
+// session works (from session/new).
+type Who struct {
+	Agent, AgentVersion   string
+	Editor, EditorVersion string
+	Cwd                   string
+}
+
+// Permission is one permission request as filed: the request Gatehouse shows
+// and, per Gatehouse option id, the agent's option id it answers with.
+type Permission struct {
+	Params  PermissionParams
+	Request api.NewRequest
+	// AgentOption maps each filed option id to the agent's optionId.
+	AgentOption map[string]string
+	// Reject is the agent's option the bridge answers when it must not allow
+	// (a timeout, Gatehouse down): reject_once, else reject_always; "" for none.
+	Reject string
+}
+
+// Limits the server enforces (models.MaxTitle, MaxSummary, MaxDetail, option
+// labels and saves, source_ref values).
+const (
+	maxTitle   = 200
+	maxSummary = 2000
+	maxDetail  = 32 * 1024
+	maxLabel   = 100
+	maxSaves   = 500
+	maxRef     = 4096
+)
+
+// ParsePermission reads session/request_permission's params and builds the
+// filing. An error means params the bridge cannot file: the editor alone
+// answers (or, headless, the agent gets its reject option).
+func ParsePermission(raw json.RawMessage, who Who) (*Permission, error) {
+	p := &Permission{AgentOption: map[string]string{}}
+	if err := json.Unmarshal(raw, &p.Params); err != nil {
+		return nil, fmt.Errorf("session/request_permission params: %w", err)
+	}
+	if p.Params.SessionID == "" || p.Params.ToolCall.ToolCallID == "" {
+		return p, errors.New("session/request_permission lacks sessionId or toolCall.toolCallId")
+	}
+	p.Reject = rejectOption(p.Params.Options)
+	opts := p.options()
+	if len(opts) == 0 {
+		return p, errors.New("session/request_permission offers no option of a known kind")
+	}
+	p.Request = p.newRequest(raw, who, opts)
+	return p, nil
+}
+
+// options maps the agent's options to Gatehouse options by kind: allow_once
+// allows, allow_always allows and says what it saves, reject_* denies. The
+// ids are the kinds (agents' own ids, such as Codex's
+// "approved-execpolicy-amendment", are not valid Gatehouse ids); an option
+// of an unknown kind is not offered. This is the one place that says what an
+// option means in Gatehouse.
+func (p *Permission) options() []api.Option {
+	var opts []api.Option
+	for _, o := range p.Params.Options {
+		opt := api.Option{ID: o.Kind, Label: label(o)}
+		switch o.Kind {
+		case KindAllowOnce:
+			opt.Effect = "allow"
+		case KindAllowAlways:
+			opt.Effect = "allow"
+			opt.Saves = truncate(oneLine(fmt.Sprintf("allow %s %s for the rest of this agent session", kindWord(p.Params.ToolCall.Kind), p.Params.ToolCall.Title)), maxSaves)
+		case KindRejectOnce, KindRejectAlways:
+			opt.Effect = "deny"
+		default:
+			continue
+		}
+		if _, dup := p.AgentOption[opt.ID]; dup {
+			continue // one option per kind: the first the agent listed
+		}
+		p.AgentOption[opt.ID] = o.OptionID
+		opts = append(opts, opt)
+	}
+	return opts
+}
+
+// label is the agent's name for the option, else words for its kind.
+func label(o PermissionOption) string {
+	if n := oneLine(o.Name); n != "" {
+		return truncate(n, maxLabel)
+	}
+	return map[string]string{KindAllowOnce: "Allow once", KindAllowAlways: "Always allow",
+		KindRejectOnce: "Reject", KindRejectAlways: "Always reject"}[o.Kind]
+}
+
+// rejectOption is the agent's option to answer when the bridge must not
+// allow: reject_once, else reject_always.
+func rejectOption(opts []PermissionOption) string {
+	for _, kind := range []string{KindRejectOnce, KindRejectAlways} {
+		for _, o := range opts {
+			if o.Kind == kind {
+				return o.OptionID
+			}
+		}
+	}
+	return ""
+}
+
+// kindWord is the tool call's kind as the card says it.
+func kindWord(kind string) string {
+	if kind == "" {
+		return "other"
+	}
+	return kind
+}
+
+// verbs title a request by the tool call's kind (ToolKind).
+var verbs = map[string]string{
+	"read": "Read", "edit": "Edit", "delete": "Delete", "move": "Move", "search": "Search",
+	"execute": "Run", "think": "Think", "fetch": "Fetch", "switch_mode": "Switch mode",
+}
+
+// Command is what the tool call acts on: rawInput's command (an argv, as
+// Codex sends it, joined shell-quoted), else a path or URL in rawInput, else
+// the tool call's title (Gemini CLI sends no rawInput).
+func (t *ToolCall) Command() string {
+	var in map[string]json.RawMessage
+	if len(t.RawInput) > 0 && t.RawInput[0] == '{' && json.Unmarshal(t.RawInput, &in) == nil {
+		for _, k := range []string{"command", "cmd", "file_path", "path", "notebook_path", "url", "pattern", "query"} {
+			var s string
+			if json.Unmarshal(in[k], &s) == nil && s != "" {
+				return s
+			}
+			var argv []string
+			if json.Unmarshal(in[k], &argv) == nil && len(argv) > 0 {
+				if line, ok := shellJoin(argv); ok {
+					return line
+				}
+			}
+		}
+	}
+	return t.Title
+}
+
+// shellJoin joins an argv as a shell would read it back.
+func shellJoin(argv []string) (string, bool) {
+	words := make([]string, len(argv))
+	for i, a := range argv {
+		q, err := syntax.Quote(a, syntax.LangBash)
+		if err != nil {
+			return "", false
+		}
+		words[i] = q
+	}
+	return strings.Join(words, " "), true
+}
+
+// cwd is the tool call's own working directory (Codex's rawInput.cwd).
+func (t *ToolCall) cwd() string {
+	var in struct {
+		Cwd string `json:"cwd"`
+	}
+	if len(t.RawInput) > 0 && t.RawInput[0] == '{' {
+		_ = json.Unmarshal(t.RawInput, &in)
+	}
+	return in.Cwd
+}
+
+// newRequest is the sealed permission request filed for the tool call. The
+// title is written here from the kind and the command.
+func (p *Permission) newRequest(raw json.RawMessage, who Who, opts []api.Option) api.NewRequest {
+	tc := &p.Params.ToolCall
+	cmd := tc.Command()
+	cwd := tc.cwd()
+	if cwd == "" {
+		cwd = who.Cwd
+	}
+	ref := map[string]string{"session": p.Params.SessionID, "tool_call": tc.ToolCallID, "tool_kind": kindWord(tc.Kind)}
+	set := func(k, v string) {
+		if v != "" {
+			ref[k] = truncate(clean(v), maxRef)
+		}
+	}
+	set("cwd", cwd)
+	set("agent", who.Agent)
+	set("agent_version", who.AgentVersion)
+	set("editor", who.Editor)
+	set("editor_version", who.EditorVersion)
+
+	verb := verbs[tc.Kind]
+	if verb == "" {
+		verb = "Use a tool"
+	}
+	shown := oneLine(cmd)
+	title := verb
+	if shown != "" {
+		title += ": " + shown
+	}
+	agent := who.Agent
+	if agent == "" {
+		agent = "An ACP agent"
+	}
+	summary := agent + " asks to " + strings.ToLower(verb)
+	if t := oneLine(tc.Title); t != "" && t != shown {
+		summary += " (" + t + ")"
+	}
+	if cwd != "" {
+		summary += " in " + clean(cwd)
+	}
+	if who.Editor != "" {
+		summary += ", from " + clean(who.Editor)
+	}
+	n := api.NewRequest{
+		Kind: "permission", Title: truncate(title, maxTitle), Summary: truncate(summary, maxSummary),
+		Detail: truncate(detail(tc, raw), maxDetail), Tool: toolName(tc.Kind), Command: cmd,
+		Options: opts, Source: "session", SourceRef: ref,
+	}
+	return n
+}
+
+// toolName is what rules match as the tool: a command is a shell line.
+func toolName(kind string) string {
+	if kind == "execute" {
+		return "shell"
+	}
+	return kindWord(kind)
+}
+
+// detail is the tool call's text content and locations, then its params as
+// the agent sent them.
+func detail(tc *ToolCall, raw json.RawMessage) string {
+	var b strings.Builder
+	for _, c := range tc.Content {
+		var item struct {
+			Type    string `json:"type"`
+			Path    string `json:"path"`
+			Content struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			} `json:"content"`
+		}
+		if json.Unmarshal(c, &item) != nil {
+			continue
+		}
+		switch {
+		case item.Type == "content" && item.Content.Type == "text":
+			b.WriteString(item.Content.Text + "\n")
+		case item.Type == "diff":
+			b.WriteString("diff of " + item.Path + "\n")
+		}
+	}
+	for _, l := range tc.Locations {
+		if l.Line != nil {
+			fmt.Fprintf(&b, "at %s:%d\n", l.Path, *l.Line)
+		} else {
+			b.WriteString("at " + l.Path + "\n")
+		}
+	}
+	var buf bytes.Buffer
+	if json.Indent(&buf, raw, "", "  ") == nil {
+		if b.Len() > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString(buf.String())
+	}
+	return cleanMultiline(b.String())
+}
+
+// clean replaces what the server refuses in one-line text (control and bidi
+// characters, invalid UTF-8) with U+FFFD; the command is never cleaned: a
+// command the server refuses is not filed.
+func clean(s string) string { return replaceBad(s, false) }
+
+// oneLine is s on one line, whitespace runs as single spaces, cleaned.
+func oneLine(s string) string { return clean(strings.Join(strings.Fields(s), " ")) }
+
+func cleanMultiline(s string) string { return replaceBad(s, true) }
+
+func replaceBad(s string, multiline bool) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	return strings.Map(func(r rune) rune {
+		switch {
+		case (r == '\n' || r == '\t') && multiline:
+			return r
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f),
+			(r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069):
+			return '\uFFFD'
+		}
+		return r
+	}, s)
+}
+
+// truncate cuts s to at most n bytes on a rune boundary, marking the cut.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	const mark = "…"
+	cut := n - len(mark)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + mark
+}

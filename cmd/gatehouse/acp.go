@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/gatehousehq/gatehouse/acp"
+	"github.com/gatehousehq/gatehouse/client"
+)
+
+const acpUsage = "usage: gatehouse acp [--timeout 10m] [--url URL] [--token T] [--headless [--prompt-file F]] -- AGENT [ARGS…]"
+
+// runACP is `gatehouse acp`: an Agent Client Protocol agent as a child, with
+// every permission request it sends filed in Gatehouse too.
+func runACP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("acp", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	url := fs.String("url", env("GATEHOUSE_URL", "http://127.0.0.1:8080"), "server URL (GATEHOUSE_URL)")
+	token := fs.String("token", env("GATEHOUSE_TOKEN", ""), "agent token (GATEHOUSE_TOKEN)")
+	timeout := fs.Duration("timeout", 10*time.Minute, "how long a permission request waits for the operator; then the editor alone decides (headless: the agent's reject option)")
+	headless := fs.Bool("headless", false, "no editor: the bridge starts a session and sends one prompt itself")
+	promptFile := fs.String("prompt-file", "", "with --headless: the prompt's text (default: stdin)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	argv := fs.Args()
+	if len(argv) == 0 {
+		fmt.Fprintln(stderr, acpUsage)
+		return 2
+	}
+	if *timeout < time.Second {
+		fmt.Fprintln(stderr, "gatehouse acp: --timeout must be at least 1s")
+		return 2
+	}
+	if *promptFile != "" && !*headless {
+		fmt.Fprintln(stderr, "gatehouse acp: --prompt-file goes with --headless")
+		return 2
+	}
+	b := &acp.Bridge{Gatehouse: client.New(*url, *token), Timeout: *timeout, Log: stderr}
+	if *headless {
+		prompt, err := readPrompt(*promptFile, stdin)
+		if err != nil {
+			fmt.Fprintln(stderr, "gatehouse acp:", err)
+			return 2
+		}
+		cwd, err := os.Getwd()
+		if err != nil {
+			fmt.Fprintln(stderr, "gatehouse acp:", err)
+			return 1
+		}
+		return b.RunHeadless(ctx, argv, cwd, prompt, stdout, stderr)
+	}
+	code, err := b.Run(ctx, argv, stdin, stdout, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "gatehouse acp:", err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	return code
+}
+
+// readPrompt is the headless prompt: the file's text, else stdin's.
+func readPrompt(file string, stdin io.Reader) (string, error) {
+	var b []byte
+	var err error
+	if file != "" {
+		b, err = os.ReadFile(file)
+	} else {
+		b, err = io.ReadAll(io.LimitReader(stdin, 1<<20))
+	}
+	if err != nil {
+		return "", err
+	}
+	p := strings.TrimSpace(string(b))
+	if p == "" {
+		return "", fmt.Errorf("the prompt is empty")
+	}
+	return p, nil
+}
