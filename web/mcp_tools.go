@@ -60,13 +60,14 @@ type mcpIDOut struct {
 	ID string `json:"id"`
 }
 
-// addMCPTools registers the tools; each is a small function below.
+// addMCPTools registers the tools, their schemas spelled portably
+// (mcp_schema.go); each is a small function below.
 func (s *Server) addMCPTools(srv *mcp.Server) {
-	mcp.AddTool(srv, &mcp.Tool{Name: "request_approval", Description: "Ask the operator to approve something before you do it. Returns the request record; then call wait_for_decision with its id."}, s.mcpRequestApproval)
-	mcp.AddTool(srv, &mcp.Tool{Name: "wait_for_decision", Description: fmt.Sprintf("Wait up to seconds (%d-%d) for the operator to decide request id; one call holds at most %d s (waited says how long it did). Returns at once when already decided; on a timeout returns decided: false, so call it again. Do not sleep between calls.", MCPMinWait, MCPMaxWait, int(s.cfg.MCPMaxHold/time.Second))}, s.mcpWaitForDecision)
-	mcp.AddTool(srv, &mcp.Tool{Name: "get_request", Description: "Read one request you filed: its status, decision, answer and note."}, s.mcpGetRequest)
-	mcp.AddTool(srv, &mcp.Tool{Name: "notify_operator", Description: "Leave the operator a one-way FYI on the inbox page. Never blocks and never alerts; returns its id."}, s.mcpNotifyOperator)
-	mcp.AddTool(srv, &mcp.Tool{Name: "consult_operator", Description: "Ask the operator a question without stopping: returns an id at once; carry on with default_action and read a later reply with get_request."}, s.mcpConsultOperator)
+	mcp.AddTool(srv, mcpTool[mcpRequestApprovalIn, api.Request]("request_approval", "Ask the operator to approve something before you do it. Returns the request record; then call wait_for_decision with its id."), s.mcpRequestApproval)
+	mcp.AddTool(srv, mcpTool[mcpWaitIn, mcpWaitOut]("wait_for_decision", fmt.Sprintf("Wait up to seconds (%d-%d) for the operator to decide request id; one call holds at most %d s (waited says how long it did). Returns at once when already decided; on a timeout returns decided: false, so call it again. Do not sleep between calls.", MCPMinWait, MCPMaxWait, int(s.cfg.MCPMaxHold/time.Second))), s.mcpWaitForDecision)
+	mcp.AddTool(srv, mcpTool[mcpIDIn, api.Request]("get_request", "Read one request you filed: its status, decision, answer and note."), s.mcpGetRequest)
+	mcp.AddTool(srv, mcpTool[mcpNotifyIn, mcpIDOut]("notify_operator", "Leave the operator a one-way FYI on the inbox page. Never blocks and never alerts; returns its id."), s.mcpNotifyOperator)
+	mcp.AddTool(srv, mcpTool[mcpConsultIn, mcpIDOut]("consult_operator", "Ask the operator a question without stopping: returns an id at once; carry on with default_action and read a later reply with get_request."), s.mcpConsultOperator)
 }
 
 // mcpFile files a request as the calling token.
