@@ -12,7 +12,7 @@ import (
 // commands with where to find it instead of "unknown command".
 func serverCommands() map[string]command {
 	cmds := map[string]command{}
-	for _, name := range []string{"serve", "token", "session", "rules", "push", "audit"} {
+	for _, name := range []string{"serve", "token", "session", "rules", "push", "audit", "away"} {
 		cmds[name] = func(_ context.Context, _ []string, _ io.Reader, _, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "gatehouse: %q is not in this build: it was built with -tags agent, for a machine that only runs agents; build without the tag (go install ./cmd/gatehouse) for the server and its database commands\n", name)
 			return 2

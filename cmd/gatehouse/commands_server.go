@@ -11,6 +11,7 @@ func serverCommands() map[string]command {
 		"rules":   runRules,
 		"push":    runPush,
 		"audit":   runAudit,
+		"away":    runAway,
 	}
 }
 
@@ -19,6 +20,7 @@ const serverUsage = `  gatehouse serve [--addr 127.0.0.1:8080] [--database sqlit
   gatehouse token list [--database URL | --url URL --token T]
   gatehouse token revoke ID|NAME [--database URL | --url URL --token T]
   gatehouse session list|revoke ID [--database URL | --url URL --token T]
+  gatehouse away on [--until 2h|RFC3339] | off | status | quiet START END TZ | quiet off [--url URL --token T]
   gatehouse rules check FILE
   gatehouse rules test FILE [REQUEST.json]   (the request on stdin when not named)
   gatehouse rules list [--url URL] [--token T]

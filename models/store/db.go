@@ -158,6 +158,7 @@ func Migrate(db *gorm.DB) error {
 		&models.Runtime{}, &Forward{}, &ServerKey{},
 		&models.Grant{},
 		&AuditHead{},
+		&models.Availability{},
 	)
 	if err != nil {
 		return err
