@@ -47,7 +47,7 @@ func TestAwayAndQuietGetNoPush(t *testing.T) {
 		policy := &models.Approvers{Groups: []string{"release"}, Required: 1, Escalate: []models.EscalationStep{
 			{After: "10m", To: &models.EscalationTo{Groups: []string{"release-oncall"}}}, {After: "30m", Then: models.ThenHalt}}}
 		r, _, err := rg.store.CreateRequest(ctx, rg.agent, models.NewRequest{Kind: models.KindPermission, Title: "SECRET-TITLE",
-			Options: []models.Option{{ID: "once", Label: "Allow once", Effect: "allow"}, {ID: "deny", Label: "Deny", Effect: "deny"}},
+			Options:   []models.Option{{ID: "once", Label: "Allow once", Effect: "allow"}, {ID: "deny", Label: "Deny", Effect: "deny"}},
 			Approvers: policy}, "")
 		if err != nil {
 			t.Fatal(err)

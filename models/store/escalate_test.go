@@ -28,7 +28,7 @@ type sharedClock struct {
 	now time.Time
 }
 
-func (c *sharedClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *sharedClock) Now() time.Time  { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
 func (c *sharedClock) set(t time.Time) { c.mu.Lock(); c.now = t; c.mu.Unlock() }
 
 // escalationRig is two replicas on one database with one clock, the release
