@@ -25,7 +25,7 @@ func TestAwayCommand(t *testing.T) {
 			t.Fatalf("exit %d %q %q", code, out, stderr)
 		}
 		a, _ := ts.Store.GetAvailability(ctx, "alice")
-		if !a.Away || a.AwayUntil == nil || a.AwayUntil.Sub(time.Now()) < 119*time.Minute {
+		if !a.Away || a.AwayUntil == nil || time.Until(*a.AwayUntil) < 119*time.Minute {
 			t.Fatalf("%+v", a)
 		}
 		if code, out, _ := gatehouse(t, as(op, "status")...); code != 0 || !strings.Contains(out, "away until") {
