@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"time"
 
 	"github.com/gatehousehq/gatehouse/models"
@@ -59,8 +60,8 @@ func (s *Store) SetAway(ctx context.Context, p models.Principal, away bool, unti
 		return a, err
 	}
 	if _, err := s.EscalateAway(ctx); err != nil {
-		// The away mark stands; the sweeper's next pass looks again.
-		return a, nil
+		// The away mark stands; the requests still escalate at their steps' times.
+		slog.Error("escalate on going away", "operator", p.Name, "err", err)
 	}
 	return a, nil
 }

@@ -43,6 +43,11 @@ func (w *EscalationSweeper) Run(ctx context.Context) {
 				slog.Error("escalation sweep", "err", err)
 				next = w.Store.Now().Add(retryAfter)
 			}
+			if now := w.Store.Now(); n == 0 && !next.IsZero() && !next.After(now) {
+				// Due but not fired: it raced a vote or an edit. Look again
+				// shortly, not in a tight loop.
+				next = now.Add(time.Second)
+			}
 			arm(next)
 			if w.Swept != nil {
 				w.Swept(n, next, err)
@@ -58,6 +63,15 @@ func (w *EscalationSweeper) Run(ctx context.Context) {
 				// Only ever earlier: a stream of filings cannot postpone a due step.
 				if at := *ch.Record.EscalateAt; due.IsZero() || at.Before(due) {
 					arm(at)
+				}
+			case ch.Action == "create" && ch.Record == nil:
+				// The announcement could not carry the record: ask when the next step is.
+				next, err := w.Store.NextEscalation(ctx)
+				if err != nil {
+					next = w.Store.Now().Add(retryAfter)
+				}
+				if !next.IsZero() && (due.IsZero() || next.Before(due)) {
+					arm(next)
 				}
 			}
 		}
