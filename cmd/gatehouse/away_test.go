@@ -16,7 +16,9 @@ func TestAwayCommand(t *testing.T) {
 	t.Setenv("GATEHOUSE_TOKEN", "")
 	ts := newTestServer(t)
 	op := ts.Operator.Token
-	as := func(token string, args ...string) []string { return append(append([]string{"away"}, args...), "--url", ts.URL, "--token", token) }
+	as := func(token string, args ...string) []string {
+		return append(append([]string{"away"}, args...), "--url", ts.URL, "--token", token)
+	}
 	ctx := context.Background()
 
 	t.Run("away on until a time, status, off", func(t *testing.T) {
