@@ -20,6 +20,7 @@ var serverAssigned = []string{
 	"id", "status", "version", "decision", "answer", "note", "created_by",
 	"created_at", "updated_at", "expires_at", "resolved_at", "decided_by",
 	"decided_via", "actuation", "hold", "edited_at", "action_digest", "decided_digest",
+	"escalation",
 }
 
 // ActionDigest is the hex SHA-256 of the RFC 8785 canonical JSON of r as the
@@ -58,12 +59,14 @@ func actionCanonical(r *Request) []byte {
 			continue
 		}
 		if name == "approvals" && r.Approvals != nil {
-			// The policy is what the deciders must meet; the votes are its state.
+			// The policy (escalation steps included) is what the deciders must
+			// meet; the votes are its state.
 			v, _ = json.Marshal(struct {
-				Groups   []string `json:"groups"`
-				Required int      `json:"required"`
-				Note     *string  `json:"note"`
-			}{r.Approvals.Groups, r.Approvals.Required, r.Approvals.Note})
+				Groups   []string         `json:"groups"`
+				Required int              `json:"required"`
+				Note     *string          `json:"note"`
+				Escalate []EscalationStep `json:"escalate,omitempty"`
+			}{r.Approvals.Groups, r.Approvals.Required, r.Approvals.Note, r.Approvals.Escalate})
 		}
 		if len(out) > 1 {
 			out = append(out, ',')

@@ -70,6 +70,26 @@ func TestActionDigest(t *testing.T) {
 			t.Fatal("the number of votes required does not move the digest")
 		}
 	})
+	t.Run("the escalation steps move it; their firing does not", func(t *testing.T) {
+		r := *base
+		steps := []api.EscalationStep{{After: "10m", To: &api.EscalationTo{Groups: []string{"oncall"}}}, {After: "30m", Then: "halt"}}
+		r.Approvals = &api.Approvals{Groups: []string{"release"}, Required: 1, Votes: []api.Vote{}}
+		without := api.ActionDigest(&r)
+		r.Approvals = &api.Approvals{Groups: []string{"release"}, Required: 1, Escalate: steps, Votes: []api.Vote{}}
+		with := api.ActionDigest(&r)
+		if with == without {
+			t.Fatal("adding escalation steps does not move the digest")
+		}
+		r.Approvals = &api.Approvals{Groups: []string{"release"}, Required: 1, Escalate: steps[:1], Votes: []api.Vote{}}
+		if api.ActionDigest(&r) == with {
+			t.Fatal("dropping the halt step does not move the digest")
+		}
+		r.Approvals = &api.Approvals{Groups: []string{"release"}, Required: 1, Escalate: steps, Votes: []api.Vote{}}
+		r.Escalation = &api.Escalation{Step: 1, Fired: []api.Escalated{{Step: 1, Groups: []string{"oncall"}, Why: "due"}}}
+		if api.ActionDigest(&r) != with {
+			t.Fatal("a fired step moved the digest")
+		}
+	})
 	t.Run("a filing's digest is its record's", func(t *testing.T) {
 		answered := *base
 		answered.ID, answered.Status, answered.Version, answered.CreatedBy = "req_1", "open", 1, "agent:a"
@@ -107,6 +127,7 @@ func setDifferent(t *testing.T, v reflect.Value, name string) {
 			"resolved_at": `"2001-01-01T00:00:00Z"`, "decided_by": `"x"`, "decided_via": `"x"`, "actuation": `{"state":"failed","attempts":3}`,
 			"hold": `{"rule":"r","until":"2001-01-01T00:00:00Z","then":"once"}`, "edited_at": `"2001-01-01T00:00:00Z"`,
 			"decided_digest": `"d"`, "approvals": `{"groups":["g"],"required":1,"note":null,"votes":[]}`,
+			"escalation": `{"step":1,"next_at":null,"fired":[{"step":1,"at":"2001-01-01T00:00:00Z","groups":["oncall"],"why":"due"}]}`,
 		}[name]
 		if alt == "" || alt == string(b) {
 			t.Fatalf("the test has no other value for %s (%s): add one", name, v.Type())

@@ -10,6 +10,8 @@ type Approvers struct {
 	Groups   []string `json:"groups,omitempty"`
 	Required int      `json:"required"`
 	Note     string   `json:"note,omitempty"`
+	// Escalate: notify more approvers, then end, as time passes undecided.
+	Escalate []EscalationStep `json:"escalate,omitempty"`
 }
 
 // Approvals is a record's policy and the votes cast under it; absent from a
@@ -18,7 +20,9 @@ type Approvals struct {
 	Groups   []string `json:"groups"`
 	Required int      `json:"required"`
 	Note     *string  `json:"note"`
-	Votes    []Vote   `json:"votes"`
+	// Escalate is the policy's escalation (its state is the record's escalation).
+	Escalate []EscalationStep `json:"escalate,omitempty"`
+	Votes    []Vote           `json:"votes"`
 }
 
 // Vote is one operator's decide under a policy, bound to the action digest of

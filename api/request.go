@@ -69,6 +69,8 @@ type Request struct {
 	ActionDigest  string     `json:"action_digest"`
 	DecidedDigest *string    `json:"decided_digest"`
 	Approvals     *Approvals `json:"approvals,omitempty"`
+	// Escalation is the state of the policy's escalation, when it has one.
+	Escalation *Escalation `json:"escalation,omitempty"`
 }
 
 // Effect is the effect of the decision taken ("allow", "deny") or "".

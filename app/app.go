@@ -101,6 +101,7 @@ type App struct {
 	router  *push.Router
 	expiry  *store.Sweeper
 	holds   *store.HoldSweeper
+	escal   *store.EscalationSweeper
 	replica *store.PGAnnouncer
 
 	ln        net.Listener
@@ -256,6 +257,7 @@ func (a *App) wireBackground() error {
 	countListens(a.Server.Registry(), a.replica)
 	a.expiry = &store.Sweeper{Store: a.Store, Changes: a.Changes}
 	a.holds = &store.HoldSweeper{Store: a.Store, Changes: a.Changes}
+	a.escal = &store.EscalationSweeper{Store: a.Store, Changes: a.Changes}
 	return nil
 }
 
@@ -273,6 +275,7 @@ func (a *App) Run(ctx context.Context) error {
 	defer func() { stop(); bg.Wait() }() // no goroutine outlives Run
 	bg.Go(func() { a.expiry.Run(runCtx) })
 	bg.Go(func() { a.holds.Run(runCtx) })
+	bg.Go(func() { a.escal.Run(runCtx) })
 	bg.Go(func() { _ = a.router.Run(runCtx) })
 	bg.Go(func() { a.Forwarder.Run(runCtx) })
 	if a.Chat != nil {

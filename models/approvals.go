@@ -17,6 +17,9 @@ type Approvers struct {
 	Groups   []string `json:"groups"`
 	Required int      `json:"required"`
 	Note     string   `json:"note,omitempty"`
+	// Escalate widens who may approve as time passes and may end undecided
+	// requests (escalation.go); part of the policy, so in the action digest.
+	Escalate []EscalationStep `json:"escalate,omitempty"`
 }
 
 // Vote is one operator's decide on a request with a policy, bound to the
@@ -49,7 +52,7 @@ func (a *Approvers) Validate(where string) error {
 	if a.Note != "" && a.Note != NoteRequired {
 		return Errorf(ECodeInvalid, "%s.note must be %q or absent", where, NoteRequired)
 	}
-	return nil
+	return validateEscalate(where+".escalate", a.Escalate)
 }
 
 // Stricter combines the rules' policy with the filer's: the filer may only ask
@@ -61,7 +64,25 @@ func Stricter(rule, filer *Approvers) (*Approvers, error) {
 	if rule == nil {
 		return filer, nil
 	}
-	out := &Approvers{Groups: rule.Groups, Required: max(rule.Required, filer.Required), Note: rule.Note}
+	out := &Approvers{Groups: rule.Groups, Required: max(rule.Required, filer.Required), Note: rule.Note, Escalate: rule.Escalate}
+	if len(filer.Escalate) > 0 {
+		// An escalation widens who approves and may end the request: a filer
+		// may add one only where the rules set none, and only to their groups.
+		if len(rule.Escalate) > 0 {
+			return nil, Errorf(ECodeInvalid, "approvers.escalate: the rules' policy sets the escalation; leave it out")
+		}
+		for _, s := range filer.Escalate {
+			if s.To == nil {
+				continue
+			}
+			for _, g := range s.To.Groups {
+				if len(rule.Groups) > 0 && !slices.Contains(rule.Groups, g) {
+					return nil, Errorf(ECodeInvalid, "approvers.escalate may only reach the rules' groups %v; %q is not one of them", rule.Groups, g)
+				}
+			}
+		}
+		out.Escalate = filer.Escalate
+	}
 	if filer.Note == NoteRequired {
 		out.Note = NoteRequired
 	}
@@ -88,8 +109,8 @@ func (r *Request) MayVote(voter Principal) *Error {
 	if voter.Role != RoleOperator {
 		return Errorf(ECodeNotApprover, "only operators vote")
 	}
-	if len(a.Groups) > 0 && !slices.ContainsFunc(voter.Groups, func(g string) bool { return slices.Contains(a.Groups, g) }) {
-		return Errorf(ECodeNotApprover, "%s is not in %v, who approve this request", voter.Name, a.Groups)
+	if groups := r.EligibleGroups(); len(groups) > 0 && !slices.ContainsFunc(voter.Groups, func(g string) bool { return slices.Contains(groups, g) }) {
+		return Errorf(ECodeNotApprover, "%s is not in %v, who approve this request", voter.Name, groups)
 	}
 	if r.FiledFor != "" && r.FiledFor == voter.Name {
 		return Errorf(ECodeSelfApproval, "this request was filed on behalf of %s, who may not approve it", voter.Name)

@@ -8,6 +8,11 @@
 //     the API shows it, and the digest every decision and vote is bound to.
 //   - Approvers, Vote and Votes (approvals.go): a request's approval policy,
 //     who may vote under it (MayVote) and how votes count.
+//   - EscalationStep and Escalated (escalation.go): a policy's escalation
+//     steps, and each as it fired; who may approve once they have
+//     (EligibleGroups) and what a last step decides (EndOption).
+//   - Availability and QuietHours (availability.go): an operator away, and
+//     their quiet hours in a time zone.
 //   - Decision (decision.go): what an operator, a rule or expiry decides.
 //   - OnceOption, DenyOption and Decision.CheckBatch (batch.go): what a batch
 //     of decisions may choose (allow once or deny, never an option that saves).

@@ -140,6 +140,12 @@ type Request struct {
 	Approvers *Approvers `gorm:"type:text;serializer:json"`
 	Votes     Votes      `gorm:"type:text;serializer:json"`
 	FiledFor  string     `gorm:"size:100"`
+	// The policy's escalation as it fires (escalation.go), server-assigned:
+	// how many steps have fired, when the next is due (filing time plus its
+	// after; an edit does not move it), and each fired step.
+	EscalationStep int         `gorm:"not null;default:0"`
+	EscalateAt     *time.Time  `gorm:"index:idx_requests_escalate_set,where:escalate_at IS NOT NULL"`
+	Escalations    []Escalated `gorm:"type:text;serializer:json"`
 }
 
 // Held reports whether the request is open and waiting out a rule's hold window.
@@ -226,6 +232,9 @@ func (n *NewRequest) Normalize() error {
 	}
 	if n.Approvers != nil {
 		if err := n.Approvers.Validate("approvers"); err != nil {
+			return err
+		}
+		if err := checkEscalationEnd(n.Approvers, n.Options, n.DefaultOption); err != nil {
 			return err
 		}
 	}

@@ -61,6 +61,53 @@ func (r *Request) record() api.Request {
 		out.Actuation.State = ActuationNone
 	}
 	out.Approvals = r.approvals()
+	out.Escalation = r.escalation()
+	return out
+}
+
+// escalation is the state of the policy's escalation; nil without one.
+func (r *Request) escalation() *api.Escalation {
+	if r.Approvers == nil || len(r.Approvers.Escalate) == 0 {
+		return nil
+	}
+	out := &api.Escalation{Step: r.EscalationStep, Fired: make([]api.Escalated, len(r.Escalations))}
+	if _, due, ok := r.NextEscalation(); ok && r.Open() {
+		out.NextAt = utcPtr(due)
+	}
+	for i, e := range r.Escalations {
+		out.Fired[i] = api.Escalated{Step: e.Step, At: e.At.UTC(), Groups: e.Groups, Then: e.Then, Why: e.Why, Option: e.Option}
+	}
+	return out
+}
+
+// EscalateToAPI and EscalateFromAPI convert a policy's steps between the wire
+// and the domain (the same shape).
+func EscalateToAPI(steps []EscalationStep) []api.EscalationStep {
+	if len(steps) == 0 {
+		return nil
+	}
+	out := make([]api.EscalationStep, len(steps))
+	for i, s := range steps {
+		out[i] = api.EscalationStep{After: s.After, Then: s.Then}
+		if s.To != nil {
+			out[i].To = &api.EscalationTo{Groups: s.To.Groups}
+		}
+	}
+	return out
+}
+
+// EscalateFromAPI is EscalateToAPI's inverse.
+func EscalateFromAPI(steps []api.EscalationStep) []EscalationStep {
+	if len(steps) == 0 {
+		return nil
+	}
+	out := make([]EscalationStep, len(steps))
+	for i, s := range steps {
+		out[i] = EscalationStep{After: s.After, Then: s.Then}
+		if s.To != nil {
+			out[i].To = &EscalationTo{Groups: s.To.Groups}
+		}
+	}
 	return out
 }
 
@@ -71,7 +118,7 @@ func (r *Request) approvals() *api.Approvals {
 	if a == nil {
 		return nil
 	}
-	out := &api.Approvals{Groups: a.Groups, Required: a.Required, Votes: make([]api.Vote, len(r.Votes))}
+	out := &api.Approvals{Groups: a.Groups, Required: a.Required, Escalate: EscalateToAPI(a.Escalate), Votes: make([]api.Vote, len(r.Votes))}
 	if out.Groups == nil {
 		out.Groups = []string{}
 	}

@@ -25,7 +25,7 @@ type Config struct {
 	// later: no request stays open longer than the store's longest expiry.
 	// Default 7 days (store.Store's MaxExpiry).
 	Forget time.Duration
-	// Now is the clock for Forget; default time.Now.
+	// Now is the clock for Forget and quiet hours; default time.Now.
 	Now func() time.Time
 	// AfterFunc runs f after d and returns its stop function; default
 	// time.AfterFunc. Tests replace it to fire timers themselves.

@@ -21,6 +21,7 @@ type Store interface {
 	ListDevices(ctx context.Context, retired bool) ([]models.Device, error)
 	HasDevices(ctx context.Context) (bool, error)
 	ClaimPushes(ctx context.Context, ids []string, typ string) ([]string, error)
+	ListAvailability(ctx context.Context) ([]models.Availability, error)
 }
 
 // Router turns change announcements into notifications. One goroutine plans
@@ -154,6 +155,8 @@ func (r *Router) handle(ctx context.Context, ch models.Change) {
 		r.recheck(ctx)
 	case ch.Action == "create" && ch.Status == models.StatusOpen:
 		r.opened(ctx, ch)
+	case ch.Action == store.ActionEscalate && ch.Status == models.StatusOpen:
+		r.escalated(ctx, ch)
 	case ch.Status != models.StatusOpen && ch.Status != "" && ch.Action != "actuation":
 		// (An actuation is news about the forward of a decision already seen.)
 		r.closed(ctx, ch)
@@ -407,10 +410,11 @@ func (r *Router) flush(ctx context.Context) {
 			r.sent[id] = now
 		}
 		r.forget()
-		r.enqueueTo(ctx, m, func(d models.Device) bool { return anyVotable(d, openRecs) })
+		reach := r.reachable(ctx)
+		r.enqueueTo(ctx, m, func(d models.Device) bool { return anyVotable(d, openRecs) && reach(d) })
 		return
 	}
-	r.enqueue(ctx, m)
+	r.enqueueTo(ctx, m, r.reachable(ctx))
 }
 
 // anyVotable reports whether the device's owner may vote on any of recs: an

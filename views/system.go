@@ -13,6 +13,22 @@ type System struct {
 	Devices  *DeviceList
 	Rules    *RuleList
 	Now      time.Time
+	// Away is the viewing operator's availability; nil when the server keeps none.
+	Away *AwayView
+}
+
+// AwayView is an operator's availability as the system page shows it.
+type AwayView struct {
+	Away  bool
+	Until time.Time // zero: until turned off
+	Quiet string    // "22:00–07:00 Europe/Berlin"; "" when none
+}
+
+func awayText(a AwayView) string {
+	if a.Until.IsZero() {
+		return "You are away: your devices get no push until you come back."
+	}
+	return "You are away until " + a.Until.UTC().Format("2006-01-02 15:04") + " UTC: your devices get no push until then."
 }
 
 // RuntimeList is every registered runtime.

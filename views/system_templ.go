@@ -44,6 +44,12 @@ func SystemPage(s System) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
+			if s.Away != nil {
+				templ_7745c5c3_Err = AwaySection(*s.Away, s.Page.CSRF).Render(ctx, templ_7745c5c3_Buffer)
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+			}
 			if s.Runtimes != nil {
 				templ_7745c5c3_Err = RuntimesSection(*s.Runtimes).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {

@@ -76,6 +76,21 @@ type Approvals struct {
 	Required int
 	Groups   []string
 	Votes    []Vote
+	// Escalated is each escalation step that fired, oldest first; Next, when
+	// set, is the step still to come while the request is open.
+	Escalated []Escalation
+	Next      *Escalation
+}
+
+// Escalation is one step of an approval policy's escalation as the card says
+// it: who it reached (Groups) or how it ended (Then, the Option label decided).
+type Escalation struct {
+	At     time.Time
+	Groups []string
+	Then   string // default or halt; "" for a step that reaches more approvers
+	Option string // the label of the option the last step decided; "" when none
+	Halted bool   // the agent was told to stop and wait for a person
+	Away   bool   // it fired early: every eligible approver was away
 }
 
 // Vote is one operator's vote, as the votes line shows it.

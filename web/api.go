@@ -24,7 +24,7 @@ func toModelApprovers(in *api.Approvers) *models.Approvers {
 	if in == nil {
 		return nil
 	}
-	return &models.Approvers{Groups: in.Groups, Required: in.Required, Note: in.Note}
+	return &models.Approvers{Groups: in.Groups, Required: in.Required, Note: in.Note, Escalate: models.EscalateFromAPI(in.Escalate)}
 }
 
 func toModelOptions(in []api.Option) []models.Option {

@@ -221,6 +221,7 @@ func TestOpenAPIMatchesEveryRoute(t *testing.T) {
 		t.Run("devices", func(t *testing.T) { oaDevices(t, e) })
 		t.Run("sessions", func(t *testing.T) { oaSessions(t, e) })
 		t.Run("tokens", func(t *testing.T) { oaTokens(t, e) })
+		t.Run("availability", func(t *testing.T) { oaAvailability(t, e) })
 		t.Run("hooks", func(t *testing.T) { oaHooks(t, e) })
 		t.Run("every operation is called", func(t *testing.T) {
 			var skipped []string
@@ -539,4 +540,25 @@ func oaDevices(t *testing.T, e *oaEnv) {
 	e.do(t, oaCall{op: "subscribeWebPush", method: "POST", path: "/v1/webpush/subscribe", token: e.op, body: map[string]any{"endpoint": 7}, want: 400, badRequest: true})
 	e.do(t, oaCall{op: "unsubscribeWebPush", method: "POST", path: "/v1/webpush/unsubscribe", token: e.op, body: map[string]any{"endpoint": sub["endpoint"]}, want: 204})
 	e.do(t, oaCall{op: "unsubscribeWebPush", method: "POST", path: "/v1/webpush/unsubscribe", token: e.op, body: map[string]any{"endpoint": ""}, want: 400})
+}
+
+func oaAvailability(t *testing.T, e *oaEnv) {
+	until := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	e.do(t, oaCall{op: "getAvailability", method: "GET", path: "/v1/me/availability", token: e.op, want: 200})
+	e.do(t, oaCall{op: "getAvailability", method: "GET", path: "/v1/me/availability", token: e.agent, want: 403})
+	e.do(t, oaCall{op: "getAvailability", method: "GET", path: "/v1/me/availability", want: 401, badRequest: true})
+	e.do(t, oaCall{op: "putAway", method: "PUT", path: "/v1/me/away", token: e.op, body: map[string]any{"away": true, "until": until}, want: 200})
+	e.do(t, oaCall{op: "putAway", method: "PUT", path: "/v1/me/away", token: e.op, body: map[string]any{"away": false}, want: 200})
+	e.do(t, oaCall{op: "putAway", method: "PUT", path: "/v1/me/away", token: e.op, body: map[string]any{"away": true, "who": "x"}, want: 400, badRequest: true})
+	e.do(t, oaCall{op: "putAway", method: "PUT", path: "/v1/me/away", token: e.op, body: map[string]any{"away": true, "pad": strings.Repeat("x", 20000)}, want: 413, badRequest: true})
+	e.do(t, oaCall{op: "putAway", method: "PUT", path: "/v1/me/away", token: e.agent, body: map[string]any{"away": true}, want: 403})
+	e.do(t, oaCall{op: "putAway", method: "PUT", path: "/v1/me/away", body: map[string]any{"away": true}, want: 401, badRequest: true})
+	e.do(t, oaCall{op: "putQuietHours", method: "PUT", path: "/v1/me/quiet-hours", token: e.op, body: map[string]any{"start": "22:00", "end": "07:00", "tz": "Europe/Berlin"}, want: 200})
+	e.do(t, oaCall{op: "putQuietHours", method: "PUT", path: "/v1/me/quiet-hours", token: e.op, body: map[string]any{"start": "22:00", "end": "07:00", "tz": "Nowhere"}, want: 400})
+	e.do(t, oaCall{op: "putQuietHours", method: "PUT", path: "/v1/me/quiet-hours", token: e.op, body: map[string]any{"start": "22:00", "end": "07:00", "tz": "UTC", "pad": strings.Repeat("x", 20000)}, want: 413, badRequest: true})
+	e.do(t, oaCall{op: "putQuietHours", method: "PUT", path: "/v1/me/quiet-hours", token: e.rt, body: map[string]any{"start": "22:00", "end": "07:00", "tz": "UTC"}, want: 403})
+	e.do(t, oaCall{op: "putQuietHours", method: "PUT", path: "/v1/me/quiet-hours", body: map[string]any{"start": "22:00", "end": "07:00", "tz": "UTC"}, want: 401, badRequest: true})
+	e.do(t, oaCall{op: "clearQuietHours", method: "DELETE", path: "/v1/me/quiet-hours", token: e.op, want: 200})
+	e.do(t, oaCall{op: "clearQuietHours", method: "DELETE", path: "/v1/me/quiet-hours", token: e.agent, want: 403})
+	e.do(t, oaCall{op: "clearQuietHours", method: "DELETE", path: "/v1/me/quiet-hours", want: 401, badRequest: true})
 }

@@ -51,9 +51,37 @@ func toCard(r *models.Request, viewer models.Principal) views.Card {
 		if r.Open() {
 			c.NoVote = r.WhyNotVote(viewer)
 		}
+		c.Approvals.Escalated, c.Approvals.Next = toEscalations(r)
 	}
 	batchCard(&c, r)
 	return c
+}
+
+// toEscalations is what a card says of r's escalation: each fired step and
+// the one to come.
+func toEscalations(r *models.Request) ([]views.Escalation, *views.Escalation) {
+	var fired []views.Escalation
+	for _, e := range r.Escalations {
+		v := views.Escalation{At: e.At, Groups: e.Groups, Then: e.Then, Away: e.Why == models.EscalatedAway}
+		if e.Option != "" {
+			v.Option = e.Option
+			if o, ok := r.Option(e.Option); ok {
+				v.Option = o.Label
+			}
+			v.Halted = r.Note != nil && *r.Note == models.HaltNote
+		}
+		fired = append(fired, v)
+	}
+	i, at, ok := r.NextEscalation()
+	if !ok || !r.Open() {
+		return fired, nil
+	}
+	step := r.Approvers.Escalate[i]
+	next := &views.Escalation{At: at, Then: step.Then}
+	if step.To != nil {
+		next.Groups = step.To.Groups
+	}
+	return fired, next
 }
 
 // runtimeReader is what the cards need to name a request's runtime.

@@ -30,6 +30,20 @@ func (s *Server) showSystem(c echo.Context) error {
 		}
 		sys.Devices = &views.DeviceList{Rows: toDeviceRows(ds), Now: now}
 	}
+	if av := s.availability(); av != nil {
+		a, err := av.GetAvailability(ctx, Principal(c).Name)
+		if err != nil {
+			return err
+		}
+		v := views.AwayView{Away: a.AwayAt(now)}
+		if v.Away && a.AwayUntil != nil {
+			v.Until = *a.AwayUntil
+		}
+		if a.QuietStart != "" {
+			v.Quiet = a.QuietStart + "–" + a.QuietEnd + " " + a.QuietTZ
+		}
+		sys.Away = &v
+	}
 	if s.rules != nil {
 		rl := toRuleList(s.rules.Current())
 		sys.Rules = &rl

@@ -36,6 +36,7 @@ func (s *Server) routes() {
 	v1.DELETE("/sessions/:id", s.endSession, operator)
 	s.tokenRoutes(v1, operator)
 	s.chatRoutes(v1, operator)
+	s.availabilityRoutes(v1, operator)
 	if s.audit != nil {
 		v1.GET("/audit", s.listAudit, operator)
 		v1.GET("/audit/head", s.getAuditHead, operator)
@@ -83,5 +84,8 @@ func (s *Server) routes() {
 	e.POST("/requests/:id/decide", s.decideFromPage, page...)
 	e.POST("/requests/:id/dismiss", s.dismissFromPage, page...)
 	e.POST("/decisions", s.decideBatchFromPage, page...)
+	if s.availability() != nil {
+		e.POST("/me/away", s.setAwayFromPage, page...)
+	}
 	e.GET("/ws", s.connectPage, s.authenticate, operator)
 }

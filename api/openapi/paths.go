@@ -142,6 +142,15 @@ func operations() []operation {
 		{method: "delete", path: "/v1/sessions/:id", id: "endSession", summary: "End a page session (its cookie is refused at once)",
 			roles: op, responses: answers([]answer{{status: 204}}, 401, 403, 404)},
 
+		{method: "get", path: "/v1/me/availability", id: "getAvailability", summary: "The calling operator's away state and quiet hours",
+			roles: op, responses: answers([]answer{{status: 200, body: api.Availability{}}}, 401, 403)},
+		{method: "put", path: "/v1/me/away", id: "putAway", summary: "Mark the calling operator away (optionally until a time) or back: no push while away, and requests whose every approver is away escalate at once",
+			roles: op, body: api.Away{}, responses: answers([]answer{{status: 200, body: api.Availability{}}}, 400, 401, 403, 413)},
+		{method: "put", path: "/v1/me/quiet-hours", id: "putQuietHours", summary: "Set the calling operator's daily quiet hours (no push then) in an IANA time zone",
+			roles: op, body: api.QuietHours{}, responses: answers([]answer{{status: 200, body: api.Availability{}}}, 400, 401, 403, 413)},
+		{method: "delete", path: "/v1/me/quiet-hours", id: "clearQuietHours", summary: "Clear the calling operator's quiet hours",
+			roles: op, responses: answers([]answer{{status: 200, body: api.Availability{}}}, 401, 403)},
+
 		{method: "post", path: "/v1/tokens", id: "createToken", summary: "Create a token; the answer's token field is its secret, shown this once",
 			roles: op, body: api.NewToken{}, responses: answers([]answer{{status: 201, body: api.CreatedToken{}, desc: "Created"}}, 400, 401, 403, 409, 413)},
 		{method: "get", path: "/v1/tokens", id: "listTokens", summary: "Every token, revoked ones included, without secrets",

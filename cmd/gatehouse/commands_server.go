@@ -12,6 +12,7 @@ func serverCommands() map[string]command {
 		"push":    runPush,
 		"audit":   runAudit,
 		"chat":    runChat,
+		"away":    runAway,
 	}
 }
 
@@ -20,6 +21,7 @@ const serverUsage = `  gatehouse serve [--addr 127.0.0.1:8080] [--database sqlit
   gatehouse token list [--database URL | --url URL --token T]
   gatehouse token revoke ID|NAME [--database URL | --url URL --token T]
   gatehouse session list|revoke ID [--database URL | --url URL --token T]
+  gatehouse away on [--until 2h|RFC3339] | off | status | quiet START END TZ | quiet off [--url URL --token T]
   gatehouse rules check FILE
   gatehouse rules test FILE [REQUEST.json]   (the request on stdin when not named)
   gatehouse rules list [--url URL] [--token T]

@@ -230,6 +230,13 @@ func (ru Rule) Describe() string {
 		if a.Note == models.NoteRequired {
 			then += ", note required"
 		}
+		for _, e := range a.Escalate {
+			if e.To != nil {
+				then += ", after " + e.After + " also " + strings.Join(e.To.Groups, " or ")
+			} else {
+				then += ", after " + e.After + " " + e.Then
+			}
+		}
 	}
 	return when + " → " + then
 }

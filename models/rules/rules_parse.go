@@ -56,6 +56,8 @@ type approversSpec struct {
 	Groups   any    `yaml:"groups"`
 	Required int    `yaml:"required"`
 	Note     string `yaml:"note"`
+	// Escalate: [{after: 10m, to: {groups: [oncall]}}, {after: 30m, then: halt}].
+	Escalate []models.EscalationStep `yaml:"escalate"`
 }
 
 type matchSpec struct {
@@ -178,7 +180,7 @@ func (c *compiler) require(at string, s ruleSpec, ru *rule) {
 		c.fail(at, "rule %q requires but has no approvers (e.g. approvers: {groups: [release], required: 2})", s.Name)
 		return
 	}
-	a := &models.Approvers{Groups: c.list(at+".approvers.groups", s.Approvers.Groups, nil, ""), Required: s.Approvers.Required, Note: s.Approvers.Note}
+	a := &models.Approvers{Groups: c.list(at+".approvers.groups", s.Approvers.Groups, nil, ""), Required: s.Approvers.Required, Note: s.Approvers.Note, Escalate: s.Approvers.Escalate}
 	if a.Required == 0 {
 		a.Required = 1
 	}

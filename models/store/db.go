@@ -159,6 +159,7 @@ func Migrate(db *gorm.DB) error {
 		&models.Grant{},
 		&ChatMessage{}, &ChatLink{}, &ChatLinkCode{}, &ChatCallback{},
 		&AuditHead{},
+		&models.Availability{},
 	)
 	if err != nil {
 		return err

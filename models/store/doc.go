@@ -15,7 +15,8 @@
 //     under one batch id), votes.go (a vote under an approval policy),
 //     holds.go and holdsweeper.go (rule hold windows), rules_apply.go (the
 //     rules' verdict applied and audited), open_cache.go (open requests kept
-//     in memory for deciders).
+//     in memory for deciders), escalate.go and escalatesweeper.go (an
+//     approval policy's escalation steps, fired on time).
 //   - Pending grants: grants.go.
 //   - Principals: tokens.go, tokens_audit.go and sessions.go (tokens, their
 //     audit entries, logins, sessions),
@@ -23,7 +24,8 @@
 //   - Runtimes and forwarding: runtimes.go, forward.go, forward_fair.go (the
 //     outbox of decisions to send, claimed fairly across runtimes), keys.go
 //     (the key that signs forwards).
-//   - Devices and alerts: devices.go, push_claims.go, push_keys.go (VAPID).
+//   - Devices and alerts: devices.go, push_claims.go, push_keys.go (VAPID),
+//     availability.go (operators away and their quiet hours).
 //   - The audit chain: audit.go, audit_chain.go (each entry hashes the one
 //     before), audit_edit.go, audit_head.go (the signed head),
 //     audit_verify.go (ChainVerifier).

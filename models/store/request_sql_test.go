@@ -92,6 +92,7 @@ func fullRequest(t *testing.T, id string) *models.Request {
 		DecidedDigest: s("d1"), Approvers: &models.Approvers{Groups: []string{"g"}, Required: 2, Note: models.NoteRequired},
 		Votes:    models.Votes{{By: "operator:o", Decision: "ok", Note: s("v"), At: at}},
 		FiledFor: "o", FilingDigest: "f1",
+		EscalationStep: 1, EscalateAt: &at, Escalations: []models.Escalated{{Step: 1, At: at, Groups: []string{"oncall"}, Why: models.EscalatedDue}},
 	}
 	v := reflect.ValueOf(full)
 	for i := 0; i < v.NumField(); i++ {

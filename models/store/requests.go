@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 	"time"
@@ -74,6 +75,9 @@ func (s *Store) createRequest(ctx context.Context, p models.Principal, n models.
 	}
 	v = v.UnderPolicy(r)
 	v.Hold(r, now)
+	if _, at, ok := r.NextEscalation(); ok {
+		r.EscalateAt = &at // from filing time: an edit never moves it
+	}
 	rule := s.ruleDecision(r, v)
 	if rule != nil {
 		rule.Digest = r.ActionDigest() // outside the one writer's turn
@@ -123,6 +127,12 @@ func (s *Store) createRequest(ctx context.Context, p models.Principal, n models.
 	}
 	if rule != nil {
 		s.logGrant(ctx, r, "decide")
+	}
+	if r.Open() && r.EscalateAt != nil {
+		// Every approver may be away already: escalate now, not at the first step.
+		if _, err := s.escalate(ctx, r, &roster{s: s}); err != nil {
+			slog.Error("escalate at filing", "id", r.ID, "err", err)
+		}
 	}
 	return r, true, nil
 }
