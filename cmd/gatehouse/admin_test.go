@@ -38,7 +38,7 @@ func TestAdminOverHTTP(t *testing.T) {
 			Options: []api.Option{{ID: "allow", Label: "Allow", Effect: "allow"}, {ID: "deny", Label: "Deny", Effect: "deny"}}}, ""); err != nil {
 			t.Fatalf("the new token cannot file: %v", err)
 		}
-		rows, err := ts.Store.AuditEntries(ctx, 0, 1000)
+		rows, err := ts.Store.AuditEntries(ctx, 0, 0, 1000)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -168,7 +168,7 @@ func TestTokenDatabaseAudited(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer closeDB()
-	rows, err := st.AuditEntries(context.Background(), 0, 10)
+	rows, err := st.AuditEntries(context.Background(), 0, 0, 10)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -75,7 +75,7 @@ func TestAuditCommands(t *testing.T) {
 		}
 		pub := base64.StdEncoding.EncodeToString(key.Public)
 		headFile, head := savedHead(t, st)
-		want := fmt.Sprintf("ok: 5 entries, head 5 %s\n", head.Hash)
+		want := fmt.Sprintf("ok: 5 entries, head 5 %s\n", head.Chains[0].Hash)
 
 		code, export, stderr := gatehouse(t, "audit", "export", "--database", url)
 		if code != 0 || strings.Count(export, "\n") != 5 {
@@ -116,7 +116,8 @@ func TestAuditCommands(t *testing.T) {
 				t.Fatalf("another key: %d %s", code, stderr)
 			}
 			forged := *head
-			forged.Seq = 3
+			forged.Chains = append([]store.ChainHead(nil), head.Chains...)
+			forged.Chains[0].Seq = 3
 			b, _ := json.Marshal(forged)
 			code, _, stderr = gatehouse(t, "audit", "verify", "--database", url, "--head", writeFile(t, "forged.json", string(b)))
 			if code != 1 || !strings.Contains(stderr, "signature") {
