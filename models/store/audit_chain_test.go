@@ -66,19 +66,23 @@ func row(t *testing.T, s *store.Store, seq uint64) store.Audit {
 	return a
 }
 
-// rechain recomputes every hash from seq on and moves the recorded head, as
-// someone with write access to the database (and no signing key) can.
-func rechain(t *testing.T, s *store.Store, from uint64) {
+// rechain recomputes every hash of chain 0 from seq on and moves the
+// recorded head, as someone with write access to the database (and no signing
+// key) can.
+func rechain(t *testing.T, s *store.Store, from uint64) { rechainOn(t, s, 0, from) }
+
+// rechainOn is rechain on one chain.
+func rechainOn(t *testing.T, s *store.Store, chain uint32, from uint64) {
 	t.Helper()
 	prev := store.ZeroHash
-	if from > 1 {
-		prev = row(t, s, from-1).Hash
-	}
 	var rows []store.Audit
-	if err := s.DB.Where("seq >= ?", from).Order("seq").Find(&rows).Error; err != nil {
+	if err := s.DB.Where("chain = ? AND seq >= ?", chain, from-1).Order("seq").Find(&rows).Error; err != nil {
 		t.Fatal(err)
 	}
-	var last store.AuditEntry
+	if from > 1 {
+		prev, rows = rows[0].Hash, rows[1:]
+	}
+	last := store.AuditEntry{Hash: store.ZeroHash}
 	for _, a := range rows {
 		a.PrevHash = prev
 		h, err := a.Entry().ComputeHash()
@@ -89,7 +93,14 @@ func rechain(t *testing.T, s *store.Store, from uint64) {
 		a.Hash, prev = h, h
 		last = a.Entry()
 	}
-	exec(t, s, "UPDATE audit_head SET seq = ?, hash = ?, at = ? WHERE id = 1", last.Seq, last.Hash, last.At)
+	if len(rows) == 0 && from > 1 { // cut back to from-1
+		var a store.Audit
+		if err := s.DB.Where("chain = ? AND seq = ?", chain, from-1).Take(&a).Error; err != nil {
+			t.Fatal(err)
+		}
+		last = a.Entry()
+	}
+	exec(t, s, "UPDATE audit_head SET seq = ?, hash = ?, at = ? WHERE id = ?", last.Seq, last.Hash, last.At, int(chain)+1)
 }
 
 func TestAuditChain(t *testing.T) {
