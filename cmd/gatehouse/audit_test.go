@@ -237,7 +237,7 @@ func TestAuditCommandsChains(t *testing.T) {
 				"reordered": {join(join(lines[:5]...), lines[6], lines[5], lines[7]), "chain 2 seq 1"},
 				"moved to chain 1": {join(join(lines[:7]...), strings.Replace(strings.Replace(lines[7], `"chain":2`, `"chain":1`, 1), `"seq":3`, `"seq":1`, 1)),
 					"chain 1 seq 1"},
-				"interleaved": {join(lines[5], lines[0], lines[6], lines[1], lines[2], lines[7], join(lines[3:5]...)), ""},
+				"interleaved":     {join(lines[5], lines[0], lines[6], lines[1], lines[2], lines[7], join(lines[3:5]...)), ""},
 				"chain 2 cut off": {join(lines[:6]...), "chain 2 seq 2"},
 			}
 			for name, c := range cases {
