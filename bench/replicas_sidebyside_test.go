@@ -57,7 +57,7 @@ func BenchmarkSideBySideReplicas(b *testing.B) {
 }
 
 // verifyAudit runs `gatehouse audit verify` on the database the replicas
-// wrote, failing the benchmark when any chain does not verify, and logs how
+// wrote, failing the benchmark when any chain does not verify, and prints how
 // many entries went on which chains.
 func verifyAudit(b *testing.B, bin, database string) {
 	b.Helper()
@@ -67,7 +67,8 @@ func verifyAudit(b *testing.B, bin, database string) {
 	if err != nil {
 		b.Fatalf("audit verify after the run: %v\n%s", err, out)
 	}
-	b.Logf("audit verify: %s", bytes.TrimSpace(out))
+	// Printed, not logged: a parent benchmark's log is not shown.
+	fmt.Printf("%s audit verify: %s\n", b.Name(), bytes.ReplaceAll(bytes.TrimSpace(out), []byte("\n"), []byte("; ")))
 }
 
 // sideBySideFlags lift the per-token limits, as the harness's ntfy config
