@@ -124,6 +124,12 @@ func TestAuditChains(t *testing.T) {
 			wantBroken(t, s, nil, store.AuditChains+4, 1)
 		})
 
+		t.Run("a chain's head row deleted is caught", func(t *testing.T) {
+			s := multiChained(t, dialect)
+			exec(t, s, "DELETE FROM audit_head WHERE id = 2")
+			wantBroken(t, s, nil, 1, 1)
+		})
+
 		t.Run("one chain cut off is caught by a saved head, the others intact", func(t *testing.T) {
 			s := multiChained(t, dialect)
 			saved, err := s.AuditHead(ctx)

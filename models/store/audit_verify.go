@@ -135,7 +135,10 @@ func (s *Store) VerifyAudit(ctx context.Context, saved *SignedHead) (*ChainVerif
 	if err != nil {
 		return v, err
 	}
-	for _, h := range heads {
+	for i, h := range heads {
+		if h.ID != i+1 { // a head row removed: its chain's entries would go unread
+			return v, &ChainError{Chain: uint32(i), Seq: 1, Why: fmt.Sprintf("the head row of chain %d is missing", i)}
+		}
 		if err := v.verifyChain(db, h.Chain()); err != nil {
 			return v, err
 		}
