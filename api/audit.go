@@ -15,8 +15,11 @@ import (
 
 // AuditEntry is one link of the hash-chained trail, as GET /v1/audit, the
 // export and the hash see it (docs/audit.md): hash is hex SHA-256 of the RFC
-// 8785 canonical JSON of the entry without hash.
+// 8785 canonical JSON of the entry without hash. Chain names which of the
+// trail's chains it links (seq counts within that chain); chain 0 leaves it
+// out, so an entry written before there were several chains hashes as it did.
 type AuditEntry struct {
+	Chain     uint32          `json:"chain,omitempty"`
 	Seq       uint64          `json:"seq"`
 	At        string          `json:"at"`
 	RequestID string          `json:"request_id"`
@@ -30,20 +33,45 @@ type AuditEntry struct {
 }
 
 // AuditPage is the answer of GET /v1/audit and GET /v1/requests/{id}/audit:
-// entries in chain order and the seq to pass as ?after= for the next page.
+// entries in order and the seq to pass as ?after= for the next page. GET
+// /v1/audit pages through one chain, ?chain= (0 when absent); a request's
+// trail may span chains and is in the order of the entries' "at".
 type AuditPage struct {
+	Chain   uint32       `json:"chain,omitempty"`
 	Entries []AuditEntry `json:"entries"`
 	Next    uint64       `json:"next"`
 }
 
-// AuditHead is the chain's newest link signed by the server's key (the one at
-// /v1/keys): Ed25519 over "gatehouse-audit-head\n" + seq + "\n" + hash + "\n" + at.
+// AuditHead is the trail's newest links, every chain's, signed by the
+// server's key (the one at /v1/keys): Ed25519 over HeadsSigningString.
+//
+// A head saved before there were several chains has no chains, only seq, hash
+// and at (chain 0's), signed over HeadSigningString; Verify still checks it.
 type AuditHead struct {
-	Seq       uint64 `json:"seq"`
-	Hash      string `json:"hash"`
-	At        string `json:"at"`
-	KeyID     string `json:"key_id"`
-	Signature string `json:"signature"` // base64
+	Chains    []AuditChainHead `json:"chains,omitempty"`
+	Seq       uint64           `json:"seq,omitempty"`
+	Hash      string           `json:"hash,omitempty"`
+	At        string           `json:"at,omitempty"`
+	KeyID     string           `json:"key_id"`
+	Signature string           `json:"signature"` // base64
+}
+
+// AuditChainHead is one chain's newest link: seq 0 and 64 zeros while the
+// chain is empty.
+type AuditChainHead struct {
+	Chain uint32 `json:"chain"`
+	Seq   uint64 `json:"seq"`
+	Hash  string `json:"hash"`
+	At    string `json:"at"` // the newest entry's "at"; "" while the chain is empty
+}
+
+// ChainHeads is every chain's newest link in h: a head saved before there
+// were several chains is chain 0's.
+func (h *AuditHead) ChainHeads() []AuditChainHead {
+	if len(h.Chains) == 0 {
+		return []AuditChainHead{{Chain: 0, Seq: h.Seq, Hash: h.Hash, At: h.At}}
+	}
+	return h.Chains
 }
 
 // ComputeHash is the hex SHA-256 of the RFC 8785 canonical JSON of e without
@@ -91,6 +119,10 @@ func (e AuditEntry) canonical() ([]byte, error) {
 	b = appendJCSString(b, e.Actor)
 	b = append(b, `,"at":`...)
 	b = appendJCSString(b, e.At)
+	if e.Chain != 0 { // omitted for chain 0, as the general form omits it
+		b = append(b, `,"chain":`...)
+		b = strconv.AppendUint(b, uint64(e.Chain), 10)
+	}
 	b = append(b, `,"detail":`...)
 	b = append(b, detail...)
 	b = append(b, `,"prev_hash":`...)
@@ -151,9 +183,35 @@ func appendJCSString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// HeadSigningString is what a head's signature covers.
+// HeadSigningString is what a head saved before there were several chains
+// is signed over.
 func HeadSigningString(seq uint64, hash, at string) string {
 	return "gatehouse-audit-head\n" + strconv.FormatUint(seq, 10) + "\n" + hash + "\n" + at
+}
+
+// HeadsSigningString is what a head's signature covers: every chain's newest
+// link, one a line (chain, seq, hash, at), in the order given.
+func HeadsSigningString(chains []AuditChainHead) string {
+	b := []byte("gatehouse-audit-heads")
+	for _, c := range chains {
+		b = append(b, '\n')
+		b = strconv.AppendUint(b, uint64(c.Chain), 10)
+		b = append(b, ' ')
+		b = strconv.AppendUint(b, c.Seq, 10)
+		b = append(b, ' ')
+		b = append(b, c.Hash...)
+		b = append(b, ' ')
+		b = append(b, c.At...)
+	}
+	return string(b)
+}
+
+// signingString is what h's signature covers.
+func (h *AuditHead) signingString() string {
+	if len(h.Chains) == 0 {
+		return HeadSigningString(h.Seq, h.Hash, h.At)
+	}
+	return HeadsSigningString(h.Chains)
 }
 
 // ErrHeadSignature is a head whose signature the key does not verify.
@@ -162,7 +220,7 @@ var ErrHeadSignature = errors.New("the head's signature does not verify with the
 // Verify checks the head's signature with pub.
 func (h *AuditHead) Verify(pub ed25519.PublicKey) error {
 	sig, err := base64.StdEncoding.DecodeString(h.Signature)
-	if err != nil || len(pub) != ed25519.PublicKeySize || !ed25519.Verify(pub, []byte(HeadSigningString(h.Seq, h.Hash, h.At)), sig) {
+	if err != nil || len(pub) != ed25519.PublicKeySize || !ed25519.Verify(pub, []byte(h.signingString()), sig) {
 		return ErrHeadSignature
 	}
 	return nil

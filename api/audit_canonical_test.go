@@ -27,19 +27,22 @@ func TestAuditCanonicalMatchesJCS(t *testing.T) {
 				seq     uint64
 				version int
 			}{{0, 0}, {1, 1}, {1 << 53, -7}, {1<<53 + 1, 1<<53 + 1}, {^uint64(0), 3}} {
-				e := entry(s, n.seq, n.version, d)
-				direct, general, derr, gerr := api.CanonicalBoth(e)
-				if d == "" {
-					if derr == nil || gerr == nil {
-						t.Errorf("an empty detail was canonicalised: %s / %s", direct, general)
+				for _, chain := range []uint32{0, 1, 7, ^uint32(0)} {
+					e := entry(s, n.seq, n.version, d)
+					e.Chain = chain
+					direct, general, derr, gerr := api.CanonicalBoth(e)
+					if d == "" {
+						if derr == nil || gerr == nil {
+							t.Errorf("an empty detail was canonicalised: %s / %s", direct, general)
+						}
+						continue
 					}
-					continue
-				}
-				if derr != nil || gerr != nil {
-					t.Fatalf("%q %s: %v / %v", s, d, derr, gerr)
-				}
-				if !bytes.Equal(direct, general) {
-					t.Errorf("%q %s seq %d version %d:\n direct  %s\n general %s", s, d, n.seq, n.version, direct, general)
+					if derr != nil || gerr != nil {
+						t.Fatalf("%q %s: %v / %v", s, d, derr, gerr)
+					}
+					if !bytes.Equal(direct, general) {
+						t.Errorf("%q %s seq %d version %d:\n direct  %s\n general %s", s, d, n.seq, n.version, direct, general)
+					}
 				}
 			}
 		}
@@ -47,11 +50,11 @@ func TestAuditCanonicalMatchesJCS(t *testing.T) {
 }
 
 func FuzzAuditCanonical(f *testing.F) {
-	f.Add("operator:ann", "api", `{"decision":"once"}`, uint64(7), 2)
-	f.Add("a\"\\\x01", "\u2028", `{}`, uint64(1<<60), -1)
-	f.Fuzz(func(t *testing.T, actor, via, detail string, seq uint64, version int) {
+	f.Add("operator:ann", "api", `{"decision":"once"}`, uint64(7), 2, uint32(0))
+	f.Add("a\"\\\x01", "\u2028", `{}`, uint64(1<<60), -1, uint32(3))
+	f.Fuzz(func(t *testing.T, actor, via, detail string, seq uint64, version int, chain uint32) {
 		e := entry("x", seq, version, detail)
-		e.Actor, e.Via = actor, via
+		e.Actor, e.Via, e.Chain = actor, via, chain
 		direct, general, derr, gerr := api.CanonicalBoth(e)
 		if (derr == nil) != (gerr == nil) {
 			t.Fatalf("one path refused it: direct %v, general %v", derr, gerr)

@@ -2,9 +2,11 @@ package bench_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
+	"os/exec"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -43,13 +45,30 @@ func BenchmarkSideBySideReplicas(b *testing.B) {
 		{"postgres/2-replicas", "postgres", 2},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			r := startReplicas(b, bin, storetest.URL(b, c.dialect), c.replicas)
+			database := storetest.URL(b, c.dialect)
+			r := startReplicas(b, bin, database, c.replicas)
 			b.Run("wake", r.wake)
 			b.Run("filings", func(b *testing.B) { r.writes(b, "filings/s", r.fileOnce) })
 			b.Run("pairs", func(b *testing.B) { r.writes(b, "pairs/s", r.pairOnce) })
+			verifyAudit(b, bin, database)
 			b.Run("idle", r.idle)
 		})
 	}
+}
+
+// verifyAudit runs `gatehouse audit verify` on the database the replicas
+// wrote, failing the benchmark when any chain does not verify, and prints how
+// many entries went on which chains.
+func verifyAudit(b *testing.B, bin, database string) {
+	b.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, bin, "audit", "verify", "--database", database).CombinedOutput()
+	if err != nil {
+		b.Fatalf("audit verify after the run: %v\n%s", err, out)
+	}
+	// Printed, not logged: a parent benchmark's log is not shown.
+	fmt.Printf("%s audit verify: %s\n", b.Name(), bytes.ReplaceAll(bytes.TrimSpace(out), []byte("\n"), []byte("; ")))
 }
 
 // sideBySideFlags lift the per-token limits, as the harness's ntfy config

@@ -41,14 +41,14 @@ func (c *Client) EndSession(ctx context.Context, id string) error {
 	return c.Do(ctx, http.MethodDelete, "/v1/sessions/"+url.PathEscape(id), nil, nil, nil)
 }
 
-// Audit reads up to limit entries of the chain after seq.
-func (c *Client) Audit(ctx context.Context, after uint64, limit int) (*api.AuditPage, error) {
+// Audit reads up to limit entries of one chain after seq.
+func (c *Client) Audit(ctx context.Context, chain uint32, after uint64, limit int) (*api.AuditPage, error) {
 	var p api.AuditPage
-	path := "/v1/audit?after=" + strconv.FormatUint(after, 10) + "&limit=" + strconv.Itoa(limit)
+	path := "/v1/audit?chain=" + strconv.FormatUint(uint64(chain), 10) + "&after=" + strconv.FormatUint(after, 10) + "&limit=" + strconv.Itoa(limit)
 	return &p, c.Do(ctx, http.MethodGet, path, nil, nil, &p)
 }
 
-// AuditHead reads the chain's newest link, signed by the server.
+// AuditHead reads every chain's newest link, signed by the server.
 func (c *Client) AuditHead(ctx context.Context) (*api.AuditHead, error) {
 	var h api.AuditHead
 	return &h, c.Do(ctx, http.MethodGet, "/v1/audit/head", nil, nil, &h)

@@ -6,7 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// getAuditHead answers the chain's newest link signed with the server's key.
+// getAuditHead answers every chain's newest link signed with the server's key.
 func (s *Server) getAuditHead(c echo.Context) error {
 	h, err := s.audit.AuditHead(c.Request().Context())
 	if err != nil {

@@ -11,9 +11,9 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// AuditLog is what the audit routes read: the hash chain and its signed head.
+// AuditLog is what the audit routes read: the hash chains and their signed head.
 type AuditLog interface {
-	AuditEntries(ctx context.Context, after uint64, limit int) ([]store.Audit, error)
+	AuditEntries(ctx context.Context, chain uint32, after uint64, limit int) ([]store.Audit, error)
 	AuditHead(ctx context.Context) (*store.SignedHead, error)
 }
 
@@ -23,8 +23,8 @@ const (
 	maxAuditLimit     = 1000
 )
 
-func newAuditPage(rows []store.Audit, after uint64) api.AuditPage {
-	p := api.AuditPage{Entries: make([]api.AuditEntry, len(rows)), Next: after}
+func newAuditPage(chain uint32, rows []store.Audit, after uint64) api.AuditPage {
+	p := api.AuditPage{Chain: chain, Entries: make([]api.AuditEntry, len(rows)), Next: after}
 	for i := range rows {
 		p.Entries[i] = rows[i].Entry()
 		p.Next = rows[i].Seq
@@ -32,8 +32,13 @@ func newAuditPage(rows []store.Audit, after uint64) api.AuditPage {
 	return p
 }
 
-// listAudit answers a page of the whole chain after ?after=SEQ.
+// listAudit answers a page of one chain (?chain=, 0 when absent) after
+// ?after=SEQ.
 func (s *Server) listAudit(c echo.Context) error {
+	chain, err := auditParam(c, "chain", 0, 0, 1<<31)
+	if err != nil {
+		return err
+	}
 	after, err := auditParam(c, "after", 0, 0, 1<<62)
 	if err != nil {
 		return err
@@ -42,11 +47,11 @@ func (s *Server) listAudit(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	rows, err := s.audit.AuditEntries(c.Request().Context(), after, int(limit))
+	rows, err := s.audit.AuditEntries(c.Request().Context(), uint32(chain), after, int(limit))
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, newAuditPage(rows, after))
+	return c.JSON(http.StatusOK, newAuditPage(uint32(chain), rows, after))
 }
 
 // auditParam reads a whole-number query parameter in [lo, hi], def when absent.

@@ -131,8 +131,54 @@ func TestAuditRoutes(t *testing.T) {
 			}
 		})
 
+		t.Run("each chain pages on its own and the head signs them all", func(t *testing.T) {
+			// Two entries on chain 1, as a second replica's batch appends them
+			// while this one holds chain 0's head.
+			var on1 []store.AuditEntry
+			for range 2 {
+				on1 = append(on1, storetest.AppendOnChain(t, e.Store, 1, ids[2]))
+			}
+			p := getAudit(t, e, "/v1/audit?chain=1", op)
+			if len(p.Entries) != 2 || p.Next != 2 || p.Entries[0].Chain != 1 || p.Entries[1].Hash != on1[1].Hash {
+				t.Fatalf("chain 1: %+v", p)
+			}
+			v := store.NewChainVerifier()
+			for _, ch := range []string{"0", "1", "2"} {
+				for _, en := range getAudit(t, e, "/v1/audit?chain="+ch, op).Entries {
+					if err := v.Next(en); err != nil {
+						t.Fatalf("chain %s: %v", ch, err)
+					}
+				}
+			}
+			if v.N != 6 {
+				t.Fatalf("%d entries over the chains, want 6", v.N)
+			}
+			if p := getAudit(t, e, "/v1/audit?chain=0&after=4", op); len(p.Entries) != 0 {
+				t.Fatalf("chain 0 after its last entry: %+v", p)
+			}
+			status, body := e.Do("GET", "/v1/audit/head", op, nil)
+			var h store.SignedHead
+			if status != 200 || json.Unmarshal(body, &h) != nil {
+				t.Fatalf("head: %d %s", status, body)
+			}
+			if h.Chains[0].Seq != 4 || h.Chains[1].Seq != 2 || h.Chains[1].Hash != on1[1].Hash || h.Chains[1].At != on1[1].At {
+				t.Fatalf("head %+v", h.Chains)
+			}
+			if err := h.Verify(serverKey(t, e)); err != nil {
+				t.Fatal(err)
+			}
+			h.Chains[1].Seq = 1 // chain 1 cut back by one, the others as signed
+			if err := h.Verify(serverKey(t, e)); !errors.Is(err, store.ErrHeadSignature) {
+				t.Fatalf("a head with chain 1 moved back: %v, want it refused", err)
+			}
+			trail := getAudit(t, e, "/v1/requests/"+ids[2]+"/audit", op)
+			if len(trail.Entries) != 3 || trail.Entries[0].Chain != 0 || trail.Entries[2].Chain != 1 {
+				t.Fatalf("a request's trail across chains: %+v", trail.Entries)
+			}
+		})
+
 		t.Run("bad after or limit is 400 invalid_input", func(t *testing.T) {
-			for _, q := range []string{"after=-1", "after=abc", "after=1.5", "limit=0", "limit=1001", "limit=x", "after=99999999999999999999"} {
+			for _, q := range []string{"after=-1", "after=abc", "after=1.5", "limit=0", "limit=1001", "limit=x", "after=99999999999999999999", "chain=-1", "chain=x", "chain=4294967296"} {
 				status, body := e.Do("GET", "/v1/audit?"+q, op, nil)
 				if status != 400 || webtest.JSON(t, body)["error"] != "invalid_input" {
 					t.Fatalf("?%s: %d %s, want 400 invalid_input", q, status, body)
@@ -148,7 +194,7 @@ func TestAuditRoutes(t *testing.T) {
 			}
 			all := getAudit(t, e, "/v1/audit", op)
 			last := all.Entries[len(all.Entries)-1]
-			if h.Seq != last.Seq || h.Hash != last.Hash || h.At != last.At || h.KeyID == "" {
+			if len(h.Chains) != store.AuditChains || h.Chains[0].Seq != last.Seq || h.Chains[0].Hash != last.Hash || h.Chains[0].At != last.At || h.KeyID == "" {
 				t.Fatalf("head %+v, last entry %+v", h, last)
 			}
 			if err := h.Verify(serverKey(t, e)); err != nil {

@@ -58,5 +58,5 @@ func (s *Server) auditRequest(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, newAuditPage(rows, 0))
+	return c.JSON(http.StatusOK, newAuditPage(0, rows, 0))
 }

@@ -17,7 +17,7 @@ import (
 // tokenAudit answers the chain's token entries, oldest first.
 func tokenAudit(t *testing.T, s *store.Store) []store.AuditEntry {
 	t.Helper()
-	rows, err := s.AuditEntries(context.Background(), 0, 1000)
+	rows, err := s.AuditEntries(context.Background(), 0, 0, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}

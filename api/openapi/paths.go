@@ -96,6 +96,7 @@ func operations() []operation {
 		// The chain's seq fits in 62 bits (web refuses more).
 		auditAfter = query{"after", "the seq to start after (0: from the first entry)", map[string]any{"type": "integer", "minimum": 0, "maximum": int64(1) << 62}}
 		auditLimit = seconds("limit", "at most this many entries (default 100)", 1, 1000)
+		auditChain = query{"chain", "the chain to read (0 when absent; GET /v1/audit/head lists them)", map[string]any{"type": "integer", "minimum": 0, "maximum": int64(1) << 31}}
 	)
 	return []operation{
 		{method: "get", path: "/healthz", id: "healthz", summary: "Liveness: the service and its database answer",
@@ -124,9 +125,9 @@ func operations() []operation {
 			roles: op, body: api.Empty{}, responses: answers(rec, 400, 401, 403, 404, 409)},
 		{method: "get", path: "/v1/requests/:id/audit", id: "auditRequest", summary: "A request's audit trail, oldest first",
 			roles: op, responses: answers([]answer{{status: 200, body: api.AuditPage{}}}, 401, 403, 404)},
-		{method: "get", path: "/v1/audit", id: "listAudit", summary: "The hash-chained trail after ?after=SEQ, at most ?limit=N entries",
-			roles: op, query: []query{auditAfter, auditLimit}, responses: answers([]answer{{status: 200, body: api.AuditPage{}}}, 400, 401, 403)},
-		{method: "get", path: "/v1/audit/head", id: "getAuditHead", summary: "The chain's newest link, signed with the key at /v1/keys",
+		{method: "get", path: "/v1/audit", id: "listAudit", summary: "One hash chain of the trail (?chain=N) after ?after=SEQ, at most ?limit=N entries",
+			roles: op, query: []query{auditChain, auditAfter, auditLimit}, responses: answers([]answer{{status: 200, body: api.AuditPage{}}}, 400, 401, 403)},
+		{method: "get", path: "/v1/audit/head", id: "getAuditHead", summary: "Every chain's newest link, signed together with the key at /v1/keys",
 			roles: op, responses: answers([]answer{{status: 200, body: api.AuditHead{}}}, 401, 403)},
 		{method: "post", path: "/v1/decisions", id: "decideBatch", summary: "Decide 1 to 100 requests, each on its own on the version seen, as decide would; never saves a rule. Each result carries the status a single decide would answer",
 			roles: op, body: api.Batch{}, responses: answers([]answer{{status: 200, body: api.BatchAnswer{}}}, 400, 401, 403, 413)},

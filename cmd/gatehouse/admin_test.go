@@ -38,7 +38,7 @@ func TestAdminOverHTTP(t *testing.T) {
 			Options: []api.Option{{ID: "allow", Label: "Allow", Effect: "allow"}, {ID: "deny", Label: "Deny", Effect: "deny"}}}, ""); err != nil {
 			t.Fatalf("the new token cannot file: %v", err)
 		}
-		rows, err := ts.Store.AuditEntries(ctx, 0, 1000)
+		rows, err := ts.Store.AuditEntries(ctx, 0, 0, 1000)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -100,9 +100,10 @@ func TestAdminOverHTTP(t *testing.T) {
 	})
 
 	t.Run("the audit chain is exported and verified", func(t *testing.T) {
+		on1 := storetest.AppendOnChain(t, ts.Store, 1, "req_on1") // as another replica's batch writes it
 		code, export, stderr := gatehouse(t, remote("audit", "export")...)
 		lines := strings.Split(strings.TrimSpace(export), "\n")
-		if code != 0 || len(lines) < 3 {
+		if code != 0 || len(lines) < 3 || !strings.Contains(export, on1.Hash) {
 			t.Fatalf("export: exit %d %q %s", code, export, stderr)
 		}
 		var last store.AuditEntry
@@ -115,8 +116,15 @@ func TestAdminOverHTTP(t *testing.T) {
 		}
 		b, _ := json.Marshal(head)
 		code, out, stderr := gatehouse(t, remote("audit", "verify", "--head", writeFile(t, "head.json", string(b)))...)
-		if code != 0 || !strings.HasPrefix(out, "ok: ") || !strings.Contains(out, last.Hash) {
+		if code != 0 || !strings.HasPrefix(out, "ok: ") || !strings.Contains(out, "on 2 chains") || !strings.Contains(out, last.Hash) {
 			t.Fatalf("verify: exit %d %q %s", code, out, stderr)
+		}
+		if err := ts.Store.DB.Exec("DELETE FROM audits WHERE chain = 1").Error; err != nil {
+			t.Fatal(err)
+		}
+		code, _, stderr = gatehouse(t, remote("audit", "verify")...)
+		if code != 1 || !strings.Contains(stderr, "broken at chain 1 seq 1:") {
+			t.Fatalf("chain 1 emptied behind the server's head: exit %d %s", code, stderr)
 		}
 	})
 
@@ -168,7 +176,7 @@ func TestTokenDatabaseAudited(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer closeDB()
-	rows, err := st.AuditEntries(context.Background(), 0, 10)
+	rows, err := st.AuditEntries(context.Background(), 0, 0, 10)
 	if err != nil {
 		t.Fatal(err)
 	}

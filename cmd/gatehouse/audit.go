@@ -35,49 +35,54 @@ func runAudit(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	return 2
 }
 
-// runAuditExport writes the chain after --after as JSON Lines.
+// runAuditExport writes the chains as JSON Lines, one chain after another
+// (--chain: that one only; --after: its entries after that seq).
 func runAuditExport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("audit export", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	target := adminFlags(fs)
-	after := fs.Uint64("after", 0, "export the entries after this seq")
-	if err := fs.Parse(args); err != nil || fs.NArg() != 0 {
+	after := fs.Uint64("after", 0, "export the entries of --chain (chain 0 when not given) after this seq")
+	chain := fs.Int("chain", -1, "export this chain only (default: every chain)")
+	if err := fs.Parse(args); err != nil || fs.NArg() != 0 || *chain < -1 {
 		return 2
+	}
+	if *chain == -1 && given(fs, "after") {
+		*chain = 0 // seqs count per chain; before there were several, --after was chain 0's
 	}
 	c, err := target.remote()
 	if err != nil {
 		fmt.Fprintln(stderr, "gatehouse:", err)
 		return 2
 	}
-	page := func(after uint64) ([]store.AuditEntry, error) {
-		p, err := c.Audit(ctx, after, 1000)
-		if err != nil {
-			return nil, err
-		}
-		return p.Entries, nil
-	}
-	if c == nil {
+	var src auditSource
+	if c != nil {
+		src = apiSource{ctx: ctx, c: c}
+	} else {
 		st, closeDB, err := openExistingStore(*target.database)
 		if err != nil {
 			fmt.Fprintln(stderr, "gatehouse:", err)
 			return 1
 		}
 		defer closeDB()
-		page = func(after uint64) ([]store.AuditEntry, error) {
-			rows, err := st.AuditEntries(ctx, after, 1000)
-			es := make([]store.AuditEntry, len(rows))
-			for i := range rows {
-				es[i] = rows[i].Entry()
-			}
-			return es, err
-		}
+		src = storeSource{ctx: ctx, st: st}
 	}
 	w := bufio.NewWriter(stdout)
 	enc := json.NewEncoder(w)
-	err = eachAuditEntry(*after, page, func(e store.AuditEntry) error { return enc.Encode(e) })
-	if err == nil {
-		err = w.Flush()
-	}
+	err = func() error {
+		chains := []uint32{uint32(*chain)}
+		if *chain == -1 {
+			if chains, err = src.chains(); err != nil {
+				return err
+			}
+		}
+		for _, ch := range chains {
+			if err := eachAuditEntry(*after, func(after uint64) ([]store.AuditEntry, error) { return src.page(ch, after) },
+				func(e store.AuditEntry) error { return enc.Encode(e) }); err != nil {
+				return err
+			}
+		}
+		return w.Flush()
+	}()
 	if err != nil && c != nil {
 		reportAPIError(stderr, err)
 		return 1
@@ -87,6 +92,75 @@ func runAuditExport(ctx context.Context, args []string, stdout, stderr io.Writer
 		return 1
 	}
 	return 0
+}
+
+// given reports whether the flag name was set on the command line.
+func given(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+// auditSource is where export and verify read the chains: the database or
+// the API.
+type auditSource interface {
+	chains() ([]uint32, error)
+	page(chain uint32, after uint64) ([]store.AuditEntry, error)
+}
+
+type storeSource struct {
+	ctx context.Context
+	st  *store.Store
+}
+
+func (s storeSource) chains() ([]uint32, error) {
+	n, err := s.st.AuditChainCount(s.ctx)
+	return chainList(n), err
+}
+
+func (s storeSource) page(chain uint32, after uint64) ([]store.AuditEntry, error) {
+	rows, err := s.st.AuditEntries(s.ctx, chain, after, 1000)
+	es := make([]store.AuditEntry, len(rows))
+	for i := range rows {
+		es[i] = rows[i].Entry()
+	}
+	return es, err
+}
+
+// apiSource reads the chains through GET /v1/audit; the signed head names
+// the chains there are.
+type apiSource struct {
+	ctx context.Context
+	c   *client.Client
+}
+
+func (s apiSource) chains() ([]uint32, error) {
+	h, err := s.c.AuditHead(s.ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]uint32, 0, len(h.ChainHeads()))
+	for _, ch := range h.ChainHeads() {
+		out = append(out, ch.Chain)
+	}
+	return out, nil
+}
+
+func (s apiSource) page(chain uint32, after uint64) ([]store.AuditEntry, error) {
+	p, err := s.c.Audit(s.ctx, chain, after, 1000)
+	if err != nil {
+		return nil, err
+	}
+	return p.Entries, nil
+}
+
+// chainList is chains 0 … n-1.
+func chainList(n int) []uint32 {
+	out := make([]uint32, n)
+	for i := range out {
+		out[i] = uint32(i)
+	}
+	return out
 }
 
 // runAuditVerify checks every link of the chain in the database or an export,
@@ -134,7 +208,7 @@ func runAuditVerify(ctx context.Context, args []string, stdout, stderr io.Writer
 	var ce *store.ChainError
 	switch {
 	case errors.As(err, &ce):
-		fmt.Fprintf(stderr, "gatehouse: audit chain broken at seq %d: %s\n", ce.Seq, ce.Why)
+		fmt.Fprintf(stderr, "gatehouse: audit chain broken at %s: %s\n", ce.Where(), ce.Why)
 		return 1
 	case err != nil && c != nil:
 		reportAPIError(stderr, err)
@@ -143,8 +217,23 @@ func runAuditVerify(ctx context.Context, args []string, stdout, stderr io.Writer
 		fmt.Fprintln(stderr, "gatehouse:", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "ok: %d entries, head %d %s\n", v.N, v.Seq, v.Hash)
+	printVerified(stdout, v)
 	return 0
+}
+
+// printVerified says how far every chain verified: as it read when there was
+// one chain while only chain 0 has entries.
+func printVerified(w io.Writer, v *store.ChainVerifier) {
+	chains := v.Chains()
+	if len(chains) == 0 || len(chains) == 1 && chains[0].Chain == 0 {
+		h := v.Chain(0)
+		fmt.Fprintf(w, "ok: %d entries, head %d %s\n", v.N, h.Seq, h.Hash)
+		return
+	}
+	fmt.Fprintf(w, "ok: %d entries on %d chains\n", v.N, len(chains))
+	for _, h := range chains {
+		fmt.Fprintf(w, "chain %d: head %d %s\n", h.Chain, h.Seq, h.Hash)
+	}
 }
 
 func verifyDatabase(ctx context.Context, database, key string, head *store.SignedHead) (*store.ChainVerifier, error) {
@@ -214,17 +303,22 @@ func verifyServer(ctx context.Context, c *client.Client, key string, head *store
 			return nil, err
 		}
 	}
+	// The server's own head, read first: every chain must reach it, so a
+	// server that answers a chain cut short is caught without a saved head.
+	now, err := c.AuditHead(ctx)
+	if err != nil {
+		return nil, err
+	}
 	v := store.NewChainVerifier()
 	v.Head = head
-	page := func(after uint64) ([]store.AuditEntry, error) {
-		p, err := c.Audit(ctx, after, 1000)
-		if err != nil {
-			return nil, err
+	src := apiSource{ctx: ctx, c: c}
+	for _, ch := range now.ChainHeads() {
+		if err := eachAuditEntry(0, func(after uint64) ([]store.AuditEntry, error) { return src.page(ch.Chain, after) }, v.Next); err != nil {
+			return v, err
 		}
-		return p.Entries, nil
-	}
-	if err := eachAuditEntry(0, page, v.Next); err != nil {
-		return v, err
+		if got := v.Chain(ch.Chain); got.Seq < ch.Seq {
+			return v, &store.ChainError{Chain: ch.Chain, Seq: got.Seq + 1, Why: fmt.Sprintf("missing: the server's head is seq %d", ch.Seq)}
+		}
 	}
 	return v, v.Finish()
 }
@@ -259,14 +353,16 @@ func verifyFile(path, key string, head *store.SignedHead) (*store.ChainVerifier,
 	v.Head = head
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 64*1024), 16<<20)
+	var last uint32 // the chain of the line before: where a bad line is reported
 	for line := 1; sc.Scan(); line++ {
 		if strings.TrimSpace(sc.Text()) == "" {
 			continue
 		}
 		var e store.AuditEntry
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			return v, &store.ChainError{Seq: v.Seq + 1, Why: fmt.Sprintf("line %d is not an entry: %v", line, err)}
+			return v, &store.ChainError{Chain: last, Seq: v.Chain(last).Seq + 1, Why: fmt.Sprintf("line %d is not an entry: %v", line, err)}
 		}
+		last = e.Chain
 		if err := v.Next(e); err != nil {
 			return v, err
 		}
@@ -283,7 +379,7 @@ func readHead(path string) (*store.SignedHead, error) {
 		return nil, err
 	}
 	var h store.SignedHead
-	if err := json.Unmarshal(b, &h); err != nil || h.Hash == "" || h.Signature == "" {
+	if err := json.Unmarshal(b, &h); err != nil || (h.Hash == "" && len(h.Chains) == 0) || h.Signature == "" {
 		return nil, fmt.Errorf("--head %s is not a saved /v1/audit/head answer", path)
 	}
 	return &h, nil
@@ -310,6 +406,10 @@ func openExistingStore(url string) (*store.Store, func(), error) {
 	if !db.Migrator().HasTable(&store.AuditHead{}) {
 		closeDB()
 		return nil, nil, fmt.Errorf("database %s has no audit chain yet: start gatehouse serve on it once to migrate", url)
+	}
+	if !db.Migrator().HasColumn(&store.Audit{}, "chain") {
+		closeDB()
+		return nil, nil, fmt.Errorf("database %s has its audit trail as one chain, from an older build: start gatehouse serve on it once to migrate (its entries stay as they are)", url)
 	}
 	return store.NewStore(db, nil), closeDB, nil
 }

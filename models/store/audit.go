@@ -9,12 +9,14 @@ import (
 	"gorm.io/gorm"
 )
 
-// Audit is one append-only entry of the trail, a link of the hash chain
-// (audit_chain.go). Seq is null only on rows an older build wrote before the
-// chain existed; migration chains those once.
+// Audit is one append-only entry of the trail, a link of one of its hash
+// chains (audit_chain.go). Seq counts within the chain; it is null only on
+// rows an older build wrote before the chain existed, which migration chains
+// once.
 type Audit struct {
 	ID        uint64    `gorm:"primaryKey;autoIncrement"`
-	Seq       uint64    `gorm:"uniqueIndex"`
+	Chain     uint32    `gorm:"not null;default:0;uniqueIndex:idx_audits_chain_seq,priority:1"`
+	Seq       uint64    `gorm:"uniqueIndex:idx_audits_chain_seq,priority:2"`
 	RequestID string    `gorm:"size:40;index"`
 	Version   int       `gorm:"not null"`
 	Action    string    `gorm:"size:32;not null"`
@@ -40,16 +42,26 @@ func (s *Store) audit(tx *gorm.DB, r *models.Request, action, actor, via string,
 	return appendAudit(tx, &Audit{RequestID: r.ID, Version: r.Version, Action: action, Actor: actor, Via: via, Detail: d, CreatedAt: s.now()})
 }
 
-// AuditTrail returns the trail of one request, oldest first.
+// AuditTrail returns the trail of one request, oldest first. Its entries may
+// lie on several chains; their "at" orders them (a request's changes are
+// serialised on its row, so each is stamped after the one before committed),
+// and within one chain its seq.
 func (s *Store) AuditTrail(ctx context.Context, requestID string) ([]Audit, error) {
 	var rows []Audit
-	err := s.reader(ctx).Where("request_id = ?", requestID).Order("seq").Find(&rows).Error
+	err := s.reader(ctx).Where("request_id = ?", requestID).Order("created_at, chain, seq").Find(&rows).Error
 	return rows, err
 }
 
-// AuditEntries returns up to limit entries of the whole chain after seq, in order.
-func (s *Store) AuditEntries(ctx context.Context, after uint64, limit int) ([]Audit, error) {
+// AuditEntries returns up to limit entries of one chain after seq, in order.
+func (s *Store) AuditEntries(ctx context.Context, chain uint32, after uint64, limit int) ([]Audit, error) {
 	var rows []Audit
-	err := s.reader(ctx).Where("seq > ?", after).Order("seq").Limit(limit).Find(&rows).Error
+	err := s.reader(ctx).Where("chain = ? AND seq > ?", chain, after).Order("seq").Limit(limit).Find(&rows).Error
 	return rows, err
+}
+
+// AuditChainCount is how many chains the trail has (head rows).
+func (s *Store) AuditChainCount(ctx context.Context) (int, error) {
+	var n int64
+	err := s.reader(ctx).Model(&AuditHead{}).Count(&n).Error
+	return int(n), err
 }

@@ -4,29 +4,50 @@ import (
 	"context"
 	"crypto/ed25519"
 	"encoding/base64"
+	"fmt"
 
 	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/models"
+	"gorm.io/gorm"
 )
 
-// SignedHead is the chain's newest link signed by the server's key, as
-// GET /v1/audit/head answers it. Saved elsewhere, it later proves the chain up
-// to Seq was this one.
+// SignedHead is every chain's newest link signed by the server's key, as
+// GET /v1/audit/head answers it. Saved elsewhere, it later proves each chain
+// up to its seq was this one.
 type SignedHead = api.AuditHead
 
-// AuditHead reads the newest link and signs it with the server's key (the one
-// served at /v1/keys).
+// ChainHead is one chain's newest link in a signed head.
+type ChainHead = api.AuditChainHead
+
+// AuditHead reads every chain's newest link, in one statement so they are one
+// moment's, and signs them with the server's key (the one served at /v1/keys).
 func (s *Store) AuditHead(ctx context.Context) (*SignedHead, error) {
-	var h AuditHead
-	if err := s.DB.WithContext(ctx).Where("id = 1").Take(&h).Error; err != nil {
+	heads, err := s.auditHeads(s.DB.WithContext(ctx))
+	if err != nil {
 		return nil, err
 	}
 	k, err := s.SigningKey(ctx)
 	if err != nil {
 		return nil, err
 	}
-	sig := ed25519.Sign(k.Private(), []byte(api.HeadSigningString(h.Seq, h.Hash, h.At)))
-	return &SignedHead{Seq: h.Seq, Hash: h.Hash, At: h.At, KeyID: k.ID, Signature: base64.StdEncoding.EncodeToString(sig)}, nil
+	chains := make([]ChainHead, len(heads))
+	for i, h := range heads {
+		chains[i] = ChainHead{Chain: h.Chain(), Seq: h.Seq, Hash: h.Hash, At: h.At}
+	}
+	sig := ed25519.Sign(k.Private(), []byte(api.HeadsSigningString(chains)))
+	return &SignedHead{Chains: chains, KeyID: k.ID, Signature: base64.StdEncoding.EncodeToString(sig)}, nil
+}
+
+// auditHeads reads every chain's head row, in chain order.
+func (s *Store) auditHeads(db *gorm.DB) ([]AuditHead, error) {
+	var heads []AuditHead
+	if err := db.Order("id").Find(&heads).Error; err != nil {
+		return nil, err
+	}
+	if len(heads) == 0 {
+		return nil, fmt.Errorf("audit head is missing: the database is not migrated")
+	}
+	return heads, nil
 }
 
 // PublicKey reads the public half of the server key id without making one.

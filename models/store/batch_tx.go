@@ -12,7 +12,8 @@ import (
 // Transaction becomes a savepoint. On SQLite each statement runs through the
 // writer's statement cache (on PostgreSQL cache is nil).
 //
-// It also holds the audit chain's head as the batch has moved it: read once
+// It also holds the head of the audit chain the batch appends to, as the
+// batch has moved it: read once
 // (at BEGIN on PostgreSQL, at the first append on SQLite), then each append
 // is only its INSERT, and the head row is written once, before the COMMIT
 // (saveBatchHead). The head travels with the connection, not a context, so no

@@ -26,8 +26,9 @@
 //     (the key that signs forwards).
 //   - Devices and alerts: devices.go, push_claims.go, push_keys.go (VAPID),
 //     availability.go (operators away and their quiet hours).
-//   - The audit chain: audit.go, audit_chain.go (each entry hashes the one
-//     before), audit_edit.go, audit_head.go (the signed head),
+//   - The audit chains: audit.go, audit_chain.go (eight chains, each with
+//     its own head row; each entry hashes the one before on its chain),
+//     audit_edit.go, audit_head.go (one signed head over every chain),
 //     audit_verify.go (ChainVerifier).
 //   - The change bus: changes.go (Changes: in-process fan-out and waiters),
 //     pgannounce.go (LISTEN/NOTIFY across PostgreSQL replicas), sweeper.go

@@ -335,11 +335,11 @@ func TestEscalationAway(t *testing.T) {
 		})
 
 		t.Run("away and quiet hours are audited", func(t *testing.T) {
-			before, _ := s.AuditEntries(ctx, 0, 100000)
+			before, _ := s.AuditEntries(ctx, 0, 0, 100000)
 			if _, err := s.SetQuietHours(ctx, rg.bob, &models.QuietHours{QuietStart: "22:00", QuietEnd: "07:00", QuietTZ: "Europe/Berlin"}); err != nil {
 				t.Fatal(err)
 			}
-			after, _ := s.AuditEntries(ctx, 0, 100000)
+			after, _ := s.AuditEntries(ctx, 0, 0, 100000)
 			if len(after) != len(before)+1 || after[len(after)-1].Action != store.ActionAvailability || after[len(after)-1].Actor != "operator:bob" {
 				t.Fatalf("last entry %+v", after[len(after)-1])
 			}

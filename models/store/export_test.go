@@ -17,6 +17,12 @@ func Transact(s *Store, ctx context.Context, fn func(tx *gorm.DB) error) error {
 // AppendAudit links a to the audit chain and writes it inside tx.
 func AppendAudit(tx *gorm.DB, a *Audit) error { return appendAudit(tx, a) }
 
+// NotifyPayload is what a change's NOTIFY carries.
+func NotifyPayload(ch models.Change) (string, error) { return notifyPayload(ch) }
+
+// DecodeChange is how a replica reads a NOTIFY payload.
+func DecodeChange(payload string) (models.Change, error) { return decodeChange(payload) }
+
 // GroupCommits sets the batcher's hooks: queued gets the queue length at each
 // arrival, committed the size of each committed batch.
 func GroupCommits(s *Store, queued, committed func(n int)) {

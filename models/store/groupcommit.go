@@ -15,9 +15,9 @@ const maxBatch = 128
 // groupCommit makes concurrent writers' transactions share one transaction
 // and so one fsync: with synchronous=FULL the fsync of COMMIT is most of a
 // write's cost, and SQLite has one writer anyway. On PostgreSQL every writer
-// queues on the audit chain's head row to its commit's WAL flush, so one at a
-// time per process loses nothing, and a batch pays that flush and that wait
-// once for all its writers.
+// holds an audit chain's head row to its commit's WAL flush, so a batch pays
+// that flush once for all its writers; other replicas' batches take other
+// chains' heads (lockHead) and run beside it.
 //
 // Each queued function runs in its own SAVEPOINT: one that fails is rolled back
 // to it and gets its own error, the others commit. Every caller is answered
@@ -29,10 +29,13 @@ const maxBatch = 128
 type groupCommit struct {
 	db    *gorm.DB   // SQLite: the single writer connection; PostgreSQL: the pool
 	stmts *stmtCache // SQLite only: the writer's statements kept prepared
-	// headFirst (PostgreSQL) locks the audit chain's head at BEGIN, before any
-	// job's row: a batch holds the head while its later jobs lock their rows,
-	// so every appender must take the head first, or a batch and a transaction
-	// elsewhere holding one of those rows while it waits for the head deadlock.
+	// headFirst (PostgreSQL) locks a free audit chain's head at BEGIN, before
+	// any job's row: a batch holds the head while its later jobs lock their
+	// rows, so every appender must take its head first, or a batch and a
+	// transaction elsewhere holding one of those rows while it waits for a
+	// head deadlock. Two batches on different chains may still wait for each
+	// other's request rows; PostgreSQL then fails one writer's statement,
+	// which is rolled back to its savepoint and answered with the error alone.
 	headFirst bool
 
 	mu      sync.Mutex

@@ -119,3 +119,44 @@ func Each(t *testing.T, f func(t *testing.T, dialect string)) {
 		t.Run(d, func(t *testing.T) { f(t, d) })
 	}
 }
+
+// AppendOnChain appends an entry for requestID to one chain of s's audit
+// trail as a writer that found that chain's head free does (its head row
+// locked, the entry linked after it, the head moved), so tests on either
+// database can hold entries on several chains. It answers the entry.
+func AppendOnChain(t testing.TB, s *store.Store, chain uint32, requestID string) store.AuditEntry {
+	t.Helper()
+	var e store.AuditEntry
+	err := s.DB.Transaction(func(tx *gorm.DB) error {
+		q := "SELECT seq, hash FROM audit_head WHERE id = ?"
+		if tx.Dialector.Name() == "postgres" {
+			q += " FOR UPDATE"
+		}
+		var h struct {
+			Seq  uint64
+			Hash string
+		}
+		if err := tx.Raw(q, int(chain)+1).Scan(&h).Error; err != nil {
+			return err
+		}
+		if h.Hash == "" {
+			return fmt.Errorf("no head row for chain %d", chain)
+		}
+		a := store.Audit{Chain: chain, Seq: h.Seq + 1, RequestID: requestID, Version: 1, Action: "forward", Actor: "system",
+			Via: "test", Detail: `{"attempt":1}`, CreatedAt: s.Now().UTC().Truncate(time.Microsecond), PrevHash: h.Hash}
+		hash, err := a.Entry().ComputeHash()
+		if err != nil {
+			return err
+		}
+		a.Hash = hash
+		e = a.Entry()
+		if err := tx.Create(&a).Error; err != nil {
+			return err
+		}
+		return tx.Exec("UPDATE audit_head SET seq = ?, hash = ?, at = ? WHERE id = ?", e.Seq, e.Hash, e.At, int(chain)+1).Error
+	})
+	if err != nil {
+		t.Fatalf("append on chain %d: %v", chain, err)
+	}
+	return e
+}
