@@ -64,6 +64,10 @@ routes:
 		{"release group, high risk", `{"kind":"permission","status":"open","risk":"high","approvers":{"groups":["release"],"required":2}}`, []string{"ops", "release"}},
 		{"release group, low risk", `{"kind":"permission","status":"open","risk":"low","approvers":{"groups":["release"],"required":2}}`, []string{"ops"}},
 		{"not open", `{"kind":"permission","status":"resolved"}`, nil},
+		// An escalation step that made release approvers routes the request
+		// to release's channel from then on.
+		{"escalated to release", `{"kind":"permission","status":"open","risk":"high","approvers":{"groups":["dev"],"required":1},"escalations":[{"step":1,"groups":["release"],"why":"due"}]}`, []string{"ops", "release"}},
+		{"not yet escalated", `{"kind":"permission","status":"open","risk":"high","approvers":{"groups":["dev"],"required":1}}`, []string{"ops"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := request(t, tc.req)

@@ -13,9 +13,10 @@ func request(t testing.TB, s string) *models.Request {
 	var in struct {
 		Kind, Status, Risk string
 		Approvers          *models.Approvers
+		Escalations        []models.Escalated
 	}
 	if err := json.Unmarshal([]byte(s), &in); err != nil {
 		t.Fatal(err)
 	}
-	return &models.Request{Kind: in.Kind, Status: in.Status, Risk: in.Risk, Approvers: in.Approvers}
+	return &models.Request{Kind: in.Kind, Status: in.Status, Risk: in.Risk, Approvers: in.Approvers, Escalations: in.Escalations}
 }

@@ -43,10 +43,9 @@ func (rt Route) matches(r *models.Request, runtimeName string) bool {
 	if r.RuntimeID != nil {
 		runtimeID = *r.RuntimeID
 	}
-	var groups []string
-	if r.Approvers != nil {
-		groups = r.Approvers.Groups
-	}
+	// Who may approve now: an escalation step that widened the policy routes
+	// the request to the new approvers' destinations too.
+	groups := r.EligibleGroups()
 	return oneOf(rt.Kind, r.Kind) && oneOf(rt.Risk, r.Risk) && oneOf(rt.Runtime, runtimeID, runtimeName) &&
 		oneOf(rt.Group, groups...) && oneOf(rt.Tool, r.Tool)
 }
