@@ -107,6 +107,7 @@ func setDifferent(t *testing.T, v reflect.Value, name string) {
 			"resolved_at": `"2001-01-01T00:00:00Z"`, "decided_by": `"x"`, "decided_via": `"x"`, "actuation": `{"state":"failed","attempts":3}`,
 			"hold": `{"rule":"r","until":"2001-01-01T00:00:00Z","then":"once"}`, "edited_at": `"2001-01-01T00:00:00Z"`,
 			"decided_digest": `"d"`, "approvals": `{"groups":["g"],"required":1,"note":null,"votes":[]}`,
+			"grant_id": `"rem_1"`,
 		}[name]
 		if alt == "" || alt == string(b) {
 			t.Fatalf("the test has no other value for %s (%s): add one", name, v.Type())

@@ -15,4 +15,7 @@ type Decision struct {
 	// computes it before the writer's turn (the write is conditional on that
 	// version, so it cannot go stale); empty, it is computed in the turn.
 	Digest string
+	// Grant is the remembered allow taking this decision at filing; "" for
+	// any other decider.
+	Grant string
 }

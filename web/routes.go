@@ -34,6 +34,7 @@ func (s *Server) routes() {
 	v1.GET("/sessions", s.listSessions, operator)
 	v1.DELETE("/sessions/:id", s.endSession, operator)
 	s.tokenRoutes(v1, operator)
+	s.rememberRoutes(v1, operator)
 	if s.audit != nil {
 		v1.GET("/audit", s.listAudit, operator)
 		v1.GET("/audit/head", s.getAuditHead, operator)
@@ -80,5 +81,6 @@ func (s *Server) routes() {
 	e.GET("/system", s.showSystem, page...)
 	e.POST("/requests/:id/decide", s.decideFromPage, page...)
 	e.POST("/requests/:id/dismiss", s.dismissFromPage, page...)
+	e.POST("/remembered/:id/revoke", s.revokeFromPage, page...)
 	e.GET("/ws", s.connectPage, s.authenticate, operator)
 }

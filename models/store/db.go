@@ -157,6 +157,7 @@ func Migrate(db *gorm.DB) error {
 		&models.Device{}, &Setting{}, &PushClaim{},
 		&models.Runtime{}, &Forward{}, &ServerKey{},
 		&models.Grant{},
+		&models.Remembered{},
 		&AuditHead{},
 	)
 	if err != nil {

@@ -75,6 +75,9 @@ func (s *Store) createRequest(ctx context.Context, p models.Principal, n models.
 	v = v.UnderPolicy(r)
 	v.Hold(r, now)
 	rule := s.ruleDecision(r, v)
+	if rule == nil && v.Rule == "" { // no rule spoke: a remembered allow may
+		rule = s.rememberedDecision(ctx, r)
+	}
 	if rule != nil {
 		rule.Digest = r.ActionDigest() // outside the one writer's turn
 	}
@@ -96,6 +99,12 @@ func (s *Store) createRequest(ctx context.Context, p models.Principal, n models.
 		}
 		if rule == nil {
 			return nil
+		}
+		if rule.Grant != "" {
+			if live, err := s.useRemembered(tx, rule.Grant); err != nil || !live {
+				rule = nil // revoked or expired since it was read: the operator decides
+				return err
+			}
 		}
 		f := *r
 		filed = &f
