@@ -43,13 +43,13 @@ type Remembered struct {
 	Match string `gorm:"not null"` // an anchored regular expression over each simple command
 	Words string `gorm:"not null"` // Match in words, as the card showed it
 	// OwnerID is the filing token it applies to; Filer that token's label.
-	OwnerID    string `gorm:"size:40;not null;index"`
-	Filer      string `gorm:"size:200;not null"`
-	Session    string // source_ref session, for ScopeSession
-	Cwd        string // source_ref cwd, for ScopeProject
-	RequestID  string `gorm:"size:40;not null"`
-	Option     string `gorm:"size:64;not null"`
-	CreatedBy  string `gorm:"size:200;not null"`
+	OwnerID    string    `gorm:"size:40;not null;index"`
+	Filer      string    `gorm:"size:200;not null"`
+	Session    string    // source_ref session, for ScopeSession
+	Cwd        string    // source_ref cwd, for ScopeProject
+	RequestID  string    `gorm:"size:40;not null"`
+	Option     string    `gorm:"size:64;not null"`
+	CreatedBy  string    `gorm:"size:200;not null"`
 	CreatedAt  time.Time `gorm:"not null"`
 	ExpiresAt  *time.Time
 	Uses       int `gorm:"not null;default:0"`

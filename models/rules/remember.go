@@ -62,7 +62,6 @@ func RememberChoices(tool, command string) []RememberChoice {
 	return append(out, RememberChoice{Match: "^" + regexp.QuoteMeta(head) + "( .*)?$", Words: head + " with any arguments"})
 }
 
-
 // RememberedMatch is a remembered allow's pattern, compiled to match as an
 // approve rule does: for a shell tool, every simple command on the line must
 // match and nothing on it may hide what runs; otherwise the whole command.
