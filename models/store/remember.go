@@ -127,7 +127,7 @@ func (s *Store) storeRemembered(tx *gorm.DB, r *models.Request, g *models.Rememb
 	if g.ExpiresAt != nil {
 		detail["expires_at"] = g.ExpiresAt.UTC().Format(time.RFC3339)
 	}
-	return s.audit(tx, r, ActionRemember, g.CreatedBy, models.ViaRemembered, detail)
+	return s.audit(tx, r, ActionRemember, g.CreatedBy, *r.DecidedVia, detail) // resolve set it: the decider's way in
 }
 
 // rememberedDecision is the decision a live remembered allow takes on a new
