@@ -35,15 +35,15 @@ func forWords(d string) string {
 func scopeWords(scope string, c Card) string {
 	switch scope {
 	case "session":
-		return "this session (" + ShortSession(c.Session) + ") of " + c.CreatedBy
+		return "session " + ShortSession(c.Session) + " of " + c.CreatedBy
 	case "project":
-		return "this project (" + c.Cwd + ") of " + c.CreatedBy
+		return "project " + c.Cwd + " of " + c.CreatedBy
 	}
-	return "anything " + c.CreatedBy + " files (every session and project of this token)"
+	return "everything " + c.CreatedBy + " files (every session and project of its token)"
 }
 
 func remembersText(r Remembers) string {
-	where := map[string]string{"session": "in this session", "project": "in this project", "runtime": "for everything this filer files"}[r.Scope]
+	where := map[string]string{"session": "in the same agent session", "project": "in the same project", "runtime": "for everything this filer files"}[r.Scope]
 	return "and remembers " + r.Words + " (" + r.Rule + ") " + where + ", " + forWords(r.For)
 }
 

@@ -148,7 +148,7 @@ func TestRememberTrust(t *testing.T) {
 			doc := e.get(b, "/requests/"+r.ID, http.StatusOK)
 			shown := doc.Find(`[data-option="always"] [data-testid="option-remembers"]`)
 			match, _ := shown.Attr("data-match")
-			if match != `^cargo build --release$` || !strings.Contains(shown.Text(), `command: '^cargo build --release$'`) || !strings.Contains(shown.Text(), "this session") {
+			if match != `^cargo build --release$` || !strings.Contains(shown.Text(), `command: '^cargo build --release$'`) || !strings.Contains(shown.Text(), "in the same agent session") {
 				t.Fatalf("card shows %q (%s)", shown.Text(), match)
 			}
 			status, body := e.call("POST", "/v1/requests/"+r.ID+"/decide", e.opToken, map[string]any{"version": r.Version, "decision": "always"})
