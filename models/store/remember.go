@@ -164,6 +164,9 @@ func (s *Store) rememberedDecision(ctx context.Context, r *models.Request) *mode
 		if s.checkDecision(r, d, false) != nil {
 			return nil
 		}
+		if s.rememberedRead != nil {
+			s.rememberedRead(g.ID)
+		}
 		return &d
 	}
 	return nil

@@ -289,5 +289,23 @@ func TestRememberedAcrossReplicas(t *testing.T) {
 			t.Fatal(err)
 		}
 		wantOpen(t, file(t, a, p, shellFiling("npm ci", "s1", "/a")))
+
+		t.Run("revoked between the filing's read and its commit: the operator decides", func(t *testing.T) {
+			g := remember(t, a, file(t, a, p, shellFiling("npm ci", "s1", "/a")), store.RememberSpec{Scope: "session", For: "1h"})
+			store.OnRememberedRead(a, func(id string) {
+				if _, err := b.RevokeRemembered(ctx, id, "operator:ann", models.ViaAPI); err != nil {
+					t.Error(err)
+				}
+			})
+			defer store.OnRememberedRead(a, nil)
+			r := file(t, a, p, shellFiling("npm ci", "s1", "/a"))
+			wantOpen(t, r)
+			if list, _, _ := a.ListRemembered(ctx); list[0].ID != g.ID || list[0].Uses != 0 {
+				t.Fatalf("use counted on a revoked grant: %+v", list[0])
+			}
+			if got := actions(t, a, r.ID); !equal(got, []string{"create/api"}) {
+				t.Fatalf("trail %v", got)
+			}
+		})
 	})
 }
