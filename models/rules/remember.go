@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/gatehousehq/gatehouse/models"
 )
@@ -67,9 +68,39 @@ func RememberChoices(tool, command string) []RememberChoice {
 // match and nothing on it may hide what runs; otherwise the whole command.
 type RememberedMatch struct{ ru rule }
 
+// compiled caches the patterns of stored grants: every filing of a token with
+// grants matches each of them, and compiling costs more than matching.
+var compiled struct {
+	sync.Mutex
+	m map[string]*RememberedMatch
+}
+
+// maxCompiled bounds the cache; past it, it starts over.
+const maxCompiled = 4096
+
 // CompileRemembered compiles a remembered allow's pattern. It must be anchored
 // at both ends (^…$), so what it covers is what it reads as.
 func CompileRemembered(match string) (*RememberedMatch, error) {
+	compiled.Lock()
+	m, ok := compiled.m[match]
+	compiled.Unlock()
+	if ok {
+		return m, nil
+	}
+	m, err := compileRemembered(match)
+	if err != nil {
+		return nil, err
+	}
+	compiled.Lock()
+	if compiled.m == nil || len(compiled.m) >= maxCompiled {
+		compiled.m = map[string]*RememberedMatch{}
+	}
+	compiled.m[match] = m
+	compiled.Unlock()
+	return m, nil
+}
+
+func compileRemembered(match string) (*RememberedMatch, error) {
 	if len(match) > models.MaxMatch {
 		return nil, models.Errorf(models.ECodeInvalid, "remember.match is longer than %d bytes", models.MaxMatch)
 	}
@@ -87,7 +118,14 @@ func CompileRemembered(match string) (*RememberedMatch, error) {
 // remembers.
 func (m *RememberedMatch) Matches(tool, command string) bool {
 	var sh *ShellLine
-	return m.ru.matchesCommand(&models.Request{Tool: tool, Command: command}, &sh)
+	return m.MatchesParsed(tool, command, &sh)
+}
+
+// MatchesParsed is Matches for a caller that tests several patterns against
+// one command: *sh holds the command as the shell reads it, parsed by the
+// first pattern that needs it.
+func (m *RememberedMatch) MatchesParsed(tool, command string, sh **ShellLine) bool {
+	return m.ru.matchesCommand(&models.Request{Tool: tool, Command: command}, sh)
 }
 
 // RememberWords is a pattern in words: the offered family's words when it is

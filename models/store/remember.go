@@ -144,20 +144,19 @@ func (s *Store) rememberedDecision(ctx context.Context, r *models.Request) *mode
 	if opt == "" {
 		return nil
 	}
-	var gs []models.Remembered
-	err := s.reader(ctx).Where("owner_id = ? AND tool = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)", r.OwnerID, r.Tool, s.now()).
-		Order("created_at, id").Find(&gs).Error
+	gs, err := liveRemembered(s.reader(ctx), r.OwnerID, r.Tool, s.now())
 	if err != nil {
 		slog.Error("remembered allows not read; the operator decides", "request", r.ID, "err", err)
 		return nil
 	}
+	var sh *rules.ShellLine // parsed once, by the first grant that needs it
 	for i := range gs {
 		g := &gs[i]
 		if !g.Covers(r) {
 			continue
 		}
 		m, err := rules.CompileRemembered(g.Match)
-		if err != nil || !m.Matches(r.Tool, r.Command) {
+		if err != nil || !m.MatchesParsed(r.Tool, r.Command, &sh) {
 			continue
 		}
 		d := models.Decision{Version: r.Version, Option: opt, By: g.CreatedBy, Via: models.ViaRemembered, Grant: g.ID}
@@ -241,4 +240,27 @@ func (s *Store) RevokeRemembered(ctx context.Context, id, actor, via string) (*m
 func revokeDetail(g *models.Remembered) string {
 	b, _ := json.Marshal(map[string]any{"grant_id": g.ID, "request_id": g.RequestID, "scope": g.Scope, "tool": g.Tool, "match": g.Match, "uses": g.Uses}) // strings and a number always marshal
 	return string(b)
+}
+
+// liveRemembered reads the live grants of one token and tool, oldest first,
+// with the fields a filing's match needs. Hand SQL, as the filing's other
+// statements: it runs on every filing of a command no rule decided.
+func liveRemembered(db *gorm.DB, owner, tool string, now time.Time) ([]models.Remembered, error) {
+	rows, err := db.Statement.ConnPool.QueryContext(db.Statement.Context, bindVars(db,
+		"SELECT id, scope, tool, match, session, cwd, owner_id, created_by FROM remembered "+
+			"WHERE owner_id = ? AND tool = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?) ORDER BY created_at, id"),
+		owner, tool, now)
+	if err != nil {
+		return nil, translated(db, err)
+	}
+	defer rows.Close()
+	var gs []models.Remembered
+	for rows.Next() {
+		var g models.Remembered
+		if err := rows.Scan(&g.ID, &g.Scope, &g.Tool, &g.Match, &g.Session, &g.Cwd, &g.OwnerID, &g.CreatedBy); err != nil {
+			return nil, err
+		}
+		gs = append(gs, g)
+	}
+	return gs, rows.Err()
 }

@@ -32,11 +32,12 @@ type Store struct {
 	batch *groupCommit // SQLite: concurrent transactions share one COMMIT
 	// decideRead, for tests, runs between a decision's read and its write.
 	decideRead func(r *models.Request)
+	auth       *authCache // nil: every call reads its token or session
+	open       *openCache // the open records this store committed last
+
 	// rememberedRead, for tests, runs between a filing's read of the grant
 	// that covers it and the filing's transaction.
 	rememberedRead func(grantID string)
-	auth       *authCache // nil: every call reads its token or session
-	open       *openCache // the open records this store committed last
 }
 
 // NewStore returns a store over db that announces through a.
