@@ -16,6 +16,8 @@
 //     rules' verdict applied and audited), open_cache.go (open requests kept
 //     in memory for deciders).
 //   - Pending grants: grants.go.
+//   - Remembered allows: remember.go (stored with a decision, read and
+//     used at filing, listed and revoked, each audited).
 //   - Principals: tokens.go, tokens_audit.go and sessions.go (tokens, their
 //     audit entries, logins, sessions),
 //     authcache.go (authentication cached until a revocation).
