@@ -22,11 +22,16 @@ type RememberChoice struct {
 // each simple command on the line as the shell reads it), then, for a shell
 // line of one simple command, its program and subcommand with any arguments.
 // None is offered for a shell line the rules could never approve (it hides
-// what runs) or an empty command.
+// what runs) or an empty command, and none whose pattern would be longer
+// than a grant may store.
 func RememberChoices(tool, command string) []RememberChoice {
-	if strings.TrimSpace(command) == "" {
+	if strings.TrimSpace(command) == "" || len(command) > models.MaxMatch {
 		return nil
 	}
+	return slices.DeleteFunc(rememberChoices(tool, command), func(c RememberChoice) bool { return len(c.Match) > models.MaxMatch })
+}
+
+func rememberChoices(tool, command string) []RememberChoice {
 	if !ShellTool(tool) {
 		return []RememberChoice{{Match: "^" + regexp.QuoteMeta(command) + "$", Words: "exactly " + command}}
 	}

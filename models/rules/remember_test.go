@@ -33,6 +33,8 @@ func TestRememberChoices(t *testing.T) {
 		{"a line that does not parse offers nothing", "Bash", "npm test 'oops", nil},
 		{"no command offers nothing", "Bash", "", nil},
 		{"another tool: the whole command, exactly", "Read", "/src/a.go", []string{`^/src/a\.go$`}},
+		{"a command too long to store offers nothing", "Bash", "echo " + strings.Repeat("x", 1000), nil},
+		{"a pattern too long to store is left out", "Bash", "echo " + strings.Repeat("x", 990), []string{`^echo ` + strings.Repeat("x", 990) + `$`}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var got []string
