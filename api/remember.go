@@ -35,7 +35,7 @@ type Remembered struct {
 	Session   string     `json:"session,omitempty"`
 	Cwd       string     `json:"cwd,omitempty"`
 	Request   string     `json:"request_id"` // the decision that made it
-	Option    string     `json:"option"`     // the option it decides on later filings' side: their first plain allow
+	Option    string     `json:"option"`     // the option chosen when it was made; later filings get their first plain allow
 	CreatedBy string     `json:"created_by"`
 	CreatedAt time.Time  `json:"created_at"`
 	ExpiresAt *time.Time `json:"expires_at"` // null: until revoked
