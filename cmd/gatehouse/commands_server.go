@@ -4,15 +4,16 @@ package main
 
 // serverCommands are the commands that run the server or open its database.
 func serverCommands() map[string]command {
-	return map[string]command{
-		"serve":      runServe,
-		"token":      runToken,
-		"session":    runSession,
-		"rules":      runRules,
-		"push":       runPush,
-		"audit":      runAudit,
-		"remembered": runRemembered,
+	cmds := map[string]command{
+		"serve":   runServe,
+		"token":   runToken,
+		"session": runSession,
+		"rules":   runRules,
+		"push":    runPush,
+		"audit":   runAudit,
 	}
+	cmds["remembered"] = runRemembered
+	return cmds
 }
 
 const serverUsage = `  gatehouse serve [--addr 127.0.0.1:8080] [--database sqlite:PATH|postgres://…] [--base-url URL] [--rules FILE]
