@@ -20,7 +20,7 @@ var serverAssigned = []string{
 	"id", "status", "version", "decision", "answer", "note", "created_by",
 	"created_at", "updated_at", "expires_at", "resolved_at", "decided_by",
 	"decided_via", "actuation", "hold", "edited_at", "action_digest", "decided_digest",
-	"escalation",
+	"escalation", "grant_id",
 }
 
 // ActionDigest is the hex SHA-256 of the RFC 8785 canonical JSON of r as the

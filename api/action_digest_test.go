@@ -128,6 +128,7 @@ func setDifferent(t *testing.T, v reflect.Value, name string) {
 			"hold": `{"rule":"r","until":"2001-01-01T00:00:00Z","then":"once"}`, "edited_at": `"2001-01-01T00:00:00Z"`,
 			"decided_digest": `"d"`, "approvals": `{"groups":["g"],"required":1,"note":null,"votes":[]}`,
 			"escalation": `{"step":1,"next_at":null,"fired":[{"step":1,"at":"2001-01-01T00:00:00Z","groups":["oncall"],"why":"due"}]}`,
+			"grant_id":   `"rem_1"`,
 		}[name]
 		if alt == "" || alt == string(b) {
 			t.Fatalf("the test has no other value for %s (%s): add one", name, v.Type())

@@ -12,6 +12,9 @@ type Option struct {
 	// Saves, when set, says what choosing the option saves beyond this one
 	// decision ("Bash(git push:*) to project settings"); the card shows it.
 	Saves string `json:"saves,omitempty"`
+	// Remember, when set, says what choosing the option also remembers in
+	// Gatehouse (an allow only); the card shows it with the match it stores.
+	Remember *RememberOffer `json:"remember,omitempty"`
 }
 
 // Actuation is what became of the forward to the runtime: none, pending,
@@ -71,6 +74,9 @@ type Request struct {
 	Approvals     *Approvals `json:"approvals,omitempty"`
 	// Escalation is the state of the policy's escalation, when it has one.
 	Escalation *Escalation `json:"escalation,omitempty"`
+	// GrantID names the remembered allow that decided the request
+	// (decided_via "remembered").
+	GrantID *string `json:"grant_id,omitempty"`
 }
 
 // Effect is the effect of the decision taken ("allow", "deny") or "".
@@ -126,6 +132,8 @@ type Decide struct {
 	Decision *string `json:"decision"`
 	Answer   *string `json:"answer,omitempty"`
 	Note     *string `json:"note,omitempty"`
+	// Remember keeps this allow for later filings (an allow option only).
+	Remember *Remember `json:"remember,omitempty"`
 }
 
 // AttentionDecide is the same decide in the shape runtimes speak, at

@@ -18,4 +18,7 @@ type Decision struct {
 	// Batch is the id of the batch the decision came in ("" for none): its
 	// audit entries carry it, and it may only allow once (CheckBatch).
 	Batch string
+	// Grant is the remembered allow taking this decision at filing; "" for
+	// any other decider.
+	Grant string
 }

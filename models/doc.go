@@ -18,6 +18,8 @@
 //     of decisions may choose (allow once or deny, never an option that saves).
 //   - Grant, NewGrant, Target and Digest (grant.go, digest.go): pending grants
 //     for one exact HTTP request, and the digest that names it.
+//   - Remembered (remember.go): an operator's allow kept for later filings
+//     of one token, in a scope (session, project, runtime) until an end.
 //   - Principal, Token, Session, LoginTicket (token.go): who is asking.
 //   - Device and Runtime (device.go, runtime.go): where alerts go, and the
 //     processes that act on decisions.

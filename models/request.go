@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/internal/lazyregexp"
 )
 
@@ -81,6 +82,9 @@ type Option struct {
 	// decision ("Bash(git push:*) to project settings"): shown on the card so
 	// a standing rule never hides behind a label.
 	Saves string `json:"saves,omitempty"`
+	// Remember, when set, is what choosing this allow also remembers in
+	// Gatehouse (scope and duration; the match is derived, never filed).
+	Remember *api.RememberOffer `json:"remember,omitempty"`
 }
 
 // Request is the stored record of one moment where a person must decide.
@@ -146,6 +150,8 @@ type Request struct {
 	EscalationStep int         `gorm:"not null;default:0"`
 	EscalateAt     *time.Time  `gorm:"index:idx_requests_escalate_set,where:escalate_at IS NOT NULL"`
 	Escalations    []Escalated `gorm:"type:text;serializer:json"`
+	// GrantID is the remembered allow that decided the request, if one did.
+	GrantID *string `gorm:"size:40"`
 }
 
 // Held reports whether the request is open and waiting out a rule's hold window.
@@ -241,6 +247,13 @@ func (n *NewRequest) Normalize() error {
 	if err := n.validateFiling(); err != nil {
 		return err
 	}
+	for i, o := range n.Options {
+		if o.Remember != nil {
+			if err := RememberFits(o.Remember.Scope, n.SourceRef); err != nil {
+				return Errorf(ECodeInvalid, "options[%d].remember: %s", i, err.(*Error).Detail)
+			}
+		}
+	}
 	return ValidateContent(n.Title, n.Summary, n.Detail, n.Options, n.DefaultOption, n.Kind, n.AllowAnswer)
 }
 
@@ -282,6 +295,9 @@ func ValidateContent(title, summary, detail string, options []Option, def, kind 
 		}
 		if o.Effect != "" && o.Effect != EffectAllow && o.Effect != EffectDeny {
 			return Errorf(ECodeInvalid, "options[%d].effect %q must be allow, deny or absent", i, o.Effect)
+		}
+		if err := o.validateRemember(i); err != nil {
+			return err
 		}
 	}
 	if def != "" && !seen[def] {

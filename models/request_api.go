@@ -36,7 +36,7 @@ func (r *Request) record() api.Request {
 		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), ExpiresAt: r.ExpiresAt.UTC(),
 		DecidedBy: r.DecidedBy, DecidedVia: r.DecidedVia,
 		Actuation: api.Actuation{State: r.ActuationState, Attempts: r.Attempts},
-		Sealed:    r.Sealed, DecidedDigest: r.DecidedDigest,
+		Sealed:    r.Sealed, DecidedDigest: r.DecidedDigest, GrantID: r.GrantID,
 	}
 	if r.EditedAt != nil {
 		out.EditedAt = utcPtr(*r.EditedAt)

@@ -11,6 +11,35 @@ type Option struct {
 	Label  string
 	Effect string // allow, deny or "" (a plain answer)
 	Saves  string // what choosing it saves beyond this decision ("Bash(git push *) to project settings"); "" for nothing
+	// Remembers is what choosing it also remembers in Gatehouse, as its filer
+	// declared it; nil for nothing.
+	Remembers *Remembers
+}
+
+// Remembers is a remembered allow as a card shows it before the click: the
+// match in words and as the rule text, the scope and the duration.
+type Remembers struct {
+	Words string // "exactly npm test"
+	Rule  string // "match: {tool: 'Bash', command: '^npm test$'}"
+	Match string // the pattern stored
+	Scope string // session, project, runtime
+	For   string // 15m, 1h, 8h, until_revoked
+}
+
+// RememberForm is the card's "Remember…" control: the allow it remembers
+// with, the command families offered (narrowest first) and the scopes this
+// request can take.
+type RememberForm struct {
+	Option  string // the plain allow option the control decides with
+	Choices []RememberChoice
+	Scopes  []string
+}
+
+// RememberChoice is one family the control offers.
+type RememberChoice struct {
+	Match string
+	Words string
+	Rule  string
 }
 
 // Actuation is what became of forwarding the decision to the runtime.
@@ -57,6 +86,11 @@ type Card struct {
 	// host, path, query, digests and the body), shown on the card so what is
 	// approved is read where it is approved; "" for any other request.
 	Exact string
+
+	// Remember is the "Remember…" control, nil when the card offers none;
+	// GrantID the remembered allow that decided it, "" for none.
+	Remember *RememberForm
+	GrantID  string
 
 	Approvals *Approvals // nil without an approval policy
 	NoVote    string     // why the operator viewing may not vote, in words; "" when they may
@@ -147,6 +181,8 @@ type Inbox struct {
 	NextCursor string
 	Notice     *Notice
 	Now        time.Time
+	// Remembered are the live remembered allows, newest first.
+	Remembered []RememberedRow
 }
 
 // Detail is one request's own page.

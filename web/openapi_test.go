@@ -222,6 +222,7 @@ func TestOpenAPIMatchesEveryRoute(t *testing.T) {
 		t.Run("sessions", func(t *testing.T) { oaSessions(t, e) })
 		t.Run("tokens", func(t *testing.T) { oaTokens(t, e) })
 		t.Run("availability", func(t *testing.T) { oaAvailability(t, e) })
+		t.Run("remembered", func(t *testing.T) { oaRemembered(t, e) })
 		t.Run("hooks", func(t *testing.T) { oaHooks(t, e) })
 		t.Run("every operation is called", func(t *testing.T) {
 			var skipped []string
@@ -561,4 +562,25 @@ func oaAvailability(t *testing.T, e *oaEnv) {
 	e.do(t, oaCall{op: "clearQuietHours", method: "DELETE", path: "/v1/me/quiet-hours", token: e.op, want: 200})
 	e.do(t, oaCall{op: "clearQuietHours", method: "DELETE", path: "/v1/me/quiet-hours", token: e.agent, want: 403})
 	e.do(t, oaCall{op: "clearQuietHours", method: "DELETE", path: "/v1/me/quiet-hours", want: 401, badRequest: true})
+}
+
+func oaRemembered(t *testing.T, e *oaEnv) {
+	r := e.file(t, e.agent, map[string]any{"title": "Run the tests", "tool": "Bash", "command": "npm test", "source_ref": map[string]string{"session": "s-oa"}})
+	body := map[string]any{"version": r.Version, "decision": "once", "remember": map[string]any{"scope": "session", "for": "1h"}}
+	got := decodeAs[struct {
+		Remembered struct {
+			ID string `json:"id"`
+		} `json:"remembered"`
+	}](t, e.do(t, oaCall{op: "decideRequest", method: "POST", path: "/v1/requests/" + r.ID + "/decide", token: e.op, body: body, want: 200}))
+	if got.Remembered.ID == "" {
+		t.Fatal("the decide stored no remembered allow")
+	}
+	e.do(t, oaCall{op: "listRemembered", method: "GET", path: "/v1/remembered", token: e.op, want: 200})
+	e.do(t, oaCall{op: "listRemembered", method: "GET", path: "/v1/remembered", token: e.agent, want: 403})
+	e.do(t, oaCall{op: "listRemembered", method: "GET", path: "/v1/remembered", want: 401, badRequest: true})
+	e.do(t, oaCall{op: "revokeRemembered", method: "DELETE", path: "/v1/remembered/" + got.Remembered.ID, token: e.agent, want: 403})
+	e.do(t, oaCall{op: "revokeRemembered", method: "DELETE", path: "/v1/remembered/" + got.Remembered.ID, want: 401, badRequest: true})
+	e.do(t, oaCall{op: "revokeRemembered", method: "DELETE", path: "/v1/remembered/" + got.Remembered.ID, token: e.op, want: 200})
+	e.do(t, oaCall{op: "revokeRemembered", method: "DELETE", path: "/v1/remembered/" + got.Remembered.ID, token: e.op, want: 200})
+	e.do(t, oaCall{op: "revokeRemembered", method: "DELETE", path: "/v1/remembered/rem_nope", token: e.op, want: 404})
 }

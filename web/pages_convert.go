@@ -24,8 +24,9 @@ func toCard(r *models.Request, viewer models.Principal) views.Card {
 		Edited: r.EditedAt != nil,
 	}
 	for i, o := range r.Options {
-		c.Options[i] = views.Option(o)
+		c.Options[i] = views.Option{ID: o.ID, Label: o.Label, Effect: o.Effect, Saves: o.Saves}
 	}
+	rememberCard(r, &c)
 	if r.ResolvedAt != nil {
 		c.ResolvedAt = *r.ResolvedAt
 	}

@@ -22,7 +22,12 @@ func (s *Server) decideFromPage(c echo.Context) error {
 		return s.answerPage(c, id, nil, invalid("version is missing: reload the page and try again"))
 	}
 	decision, answer, note := c.FormValue("decision"), c.FormValue("answer"), c.FormValue("note")
-	r, err := s.Decide(c, id, api.Decide{Version: &v, Decision: &decision, Answer: &answer, Note: &note})
+	in := api.Decide{Version: &v, Decision: &decision, Answer: &answer, Note: &note}
+	if opt := c.FormValue("remember"); opt != "" { // the "Remember…" control's button
+		decision = opt
+		in.Remember = &api.Remember{Scope: c.FormValue("remember_scope"), For: c.FormValue("remember_for"), Match: c.FormValue("remember_match")}
+	}
+	r, _, err := s.DecideRemember(c, id, in)
 	return s.answerPage(c, id, r, err)
 }
 

@@ -40,6 +40,9 @@ func (s *Server) showInbox(c echo.Context) error {
 	if c.QueryParam("cursor") != "" {
 		in.Page.WSURL = "" // an older page is a static view: live updates go to the first page
 	}
+	if in.Remembered, err = s.rememberedRows(c.Request().Context()); err != nil {
+		return err
+	}
 	return render(c, http.StatusOK, views.InboxPage(in))
 }
 

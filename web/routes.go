@@ -37,6 +37,7 @@ func (s *Server) routes() {
 	s.tokenRoutes(v1, operator)
 	s.chatRoutes(v1, operator)
 	s.availabilityRoutes(v1, operator)
+	s.rememberRoutes(v1, operator)
 	if s.audit != nil {
 		v1.GET("/audit", s.listAudit, operator)
 		v1.GET("/audit/head", s.getAuditHead, operator)
@@ -87,5 +88,6 @@ func (s *Server) routes() {
 	if s.availability() != nil {
 		e.POST("/me/away", s.setAwayFromPage, page...)
 	}
+	e.POST("/remembered/:id/revoke", s.revokeFromPage, page...)
 	e.GET("/ws", s.connectPage, s.authenticate, operator)
 }

@@ -92,7 +92,7 @@ func operations() []operation {
 		runtime = []string{roleRuntime}
 		rec     = []answer{{status: http.StatusOK, body: api.Request{}}}
 		wait    = seconds("timeout", "how long to wait, in seconds (default 60)", 1, 300)
-		decided = answers(rec, 400, 401, 403, 404, 409, 410, 413, 422)
+		decided = answers([]answer{{status: http.StatusOK, body: api.Decided{}}}, 400, 401, 403, 404, 409, 410, 413, 422)
 		// The chain's seq fits in 62 bits (web refuses more).
 		auditAfter = query{"after", "the seq to start after (0: from the first entry)", map[string]any{"type": "integer", "minimum": 0, "maximum": int64(1) << 62}}
 		auditLimit = seconds("limit", "at most this many entries (default 100)", 1, 1000)
@@ -161,6 +161,10 @@ func operations() []operation {
 
 		{method: "post", path: "/v1/chat/link-codes", id: "createChatLinkCode", summary: "A one-time code that links the chat identity which sends it to the calling operator",
 			roles: op, responses: answers([]answer{{status: 201, body: api.ChatLinkCode{}, desc: "Created"}}, 401, 403)},
+		{method: "get", path: "/v1/remembered", id: "listRemembered", summary: "Every remembered allow, newest first, with its scope, match, uses and end",
+			roles: op, responses: answers([]answer{{status: 200, body: api.RememberedList{}}}, 401, 403)},
+		{method: "delete", path: "/v1/remembered/:id", id: "revokeRemembered", summary: "Revoke a remembered allow at once (again: answers it unchanged)",
+			roles: op, responses: answers([]answer{{status: 200, body: api.Remembered{}}}, 401, 403, 404)},
 
 		{method: "get", path: "/v1/rules", id: "listRules", summary: "The rules in force",
 			roles: op, responses: answers([]answer{{status: 200, body: api.Rules{}}}, 401, 403)},

@@ -4,7 +4,7 @@ package main
 
 // serverCommands are the commands that run the server or open its database.
 func serverCommands() map[string]command {
-	return map[string]command{
+	cmds := map[string]command{
 		"serve":   runServe,
 		"token":   runToken,
 		"session": runSession,
@@ -14,6 +14,8 @@ func serverCommands() map[string]command {
 		"chat":    runChat,
 		"away":    runAway,
 	}
+	cmds["remembered"] = runRemembered
+	return cmds
 }
 
 const serverUsage = `  gatehouse serve [--addr 127.0.0.1:8080] [--database sqlite:PATH|postgres://…] [--base-url URL] [--rules FILE] [--chat FILE]
@@ -22,6 +24,7 @@ const serverUsage = `  gatehouse serve [--addr 127.0.0.1:8080] [--database sqlit
   gatehouse token revoke ID|NAME [--database URL | --url URL --token T]
   gatehouse session list|revoke ID [--database URL | --url URL --token T]
   gatehouse away on [--until 2h|RFC3339] | off | status | quiet START END TZ | quiet off [--url URL --token T]
+  gatehouse remembered list [--all] | revoke ID [--database URL | --url URL --token T]
   gatehouse rules check FILE
   gatehouse rules test FILE [REQUEST.json]   (the request on stdin when not named)
   gatehouse rules list [--url URL] [--token T]
@@ -33,7 +36,7 @@ const serverUsage = `  gatehouse serve [--addr 127.0.0.1:8080] [--database sqlit
 
 const buildNote = `The default database is gatehouse.db in $XDG_DATA_HOME/gatehouse (else
 ~/.local/share/gatehouse); serve creates it, other commands need --create.
-token, session and audit act through a server's API instead, with an operator
+token, session, remembered and audit act through a server's API instead, with an operator
 token, when given --url/--token, or when GATEHOUSE_URL and GATEHOUSE_TOKEN are
 set and neither --database nor GATEHOUSE_DATABASE is.
 `

@@ -11,6 +11,9 @@
 // leads to approve (EvaluateEdit), and a request under an approval policy is
 // left to its approvers (Verdict.UnderPolicy).
 //
+// A remembered allow's command family is offered and matched here too
+// (remember.go): as an approve rule, every simple command must match.
+//
 // RuleSet holds the rules in force and swaps in a new file on reload
 // (ruleset.go, WatchRules). The package imports the domain (models) and no
 // database; the store calls it when it files or edits a request.

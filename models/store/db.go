@@ -158,6 +158,7 @@ func Migrate(db *gorm.DB) error {
 		&models.Runtime{}, &Forward{}, &ServerKey{},
 		&models.Grant{},
 		&ChatMessage{}, &ChatLink{}, &ChatLinkCode{}, &ChatCallback{},
+		&models.Remembered{},
 		&AuditHead{},
 		&models.Availability{},
 	)

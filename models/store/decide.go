@@ -21,12 +21,23 @@ import (
 // nothing, and lostRace reads the request again in the transaction and says
 // what happened.
 func (s *Store) Decide(ctx context.Context, id string, d models.Decision) (*models.Request, error) {
+	return s.decide(ctx, id, d, nil)
+}
+
+// decide is Decide; also, when set, checks the record before the write and
+// writes its rows in the decision's transaction (a remembered allow).
+func (s *Store) decide(ctx context.Context, id string, d models.Decision, also *decideAlso) (*models.Request, error) {
 	if err := d.Validate(); err != nil {
 		return nil, err
 	}
 	r, voting, err := s.decisionRecord(ctx, id, d)
 	if err != nil {
 		return nil, err
+	}
+	if also != nil {
+		if err := also.check(r, voting); err != nil {
+			return nil, err
+		}
 	}
 	if s.decideRead != nil {
 		s.decideRead(r)
@@ -36,7 +47,10 @@ func (s *Store) Decide(ctx context.Context, id string, d models.Decision) (*mode
 		if voting {
 			return s.vote(tx, r, d)
 		}
-		return s.resolve(tx, r, d, "decide")
+		if err := s.resolve(tx, r, d, "decide"); err != nil || also == nil {
+			return err
+		}
+		return also.write(tx, r)
 	}, func() (*models.Request, string) {
 		if r.Open() {
 			return r, "vote"
@@ -142,6 +156,10 @@ func (s *Store) resolve(tx *gorm.DB, r *models.Request, d models.Decision, actio
 		q += ", votes = ?"
 		args = append(args, jsonColumn{r.Votes})
 	}
+	if d.Grant != "" {
+		q += ", grant_id = ?"
+		args = append(args, d.Grant)
+	}
 	res, err := hotExec(tx, q+" WHERE id = ? AND version = ? AND status = ?", append(args, r.ID, r.Version, models.StatusOpen)...)
 	if err != nil {
 		return err
@@ -158,6 +176,11 @@ func (s *Store) resolve(tx *gorm.DB, r *models.Request, d models.Decision, actio
 	r.DecidedBy, r.DecidedVia, r.ResolvedAt, r.UpdatedAt = &by, &via, &now, now
 	r.DecidedDigest = &digest
 	detail := map[string]any{"decision": d.Option}
+	if d.Grant != "" {
+		g := d.Grant
+		r.GrantID = &g
+		detail["grant_id"] = g
+	}
 	if d.Note != nil {
 		detail["note"] = *d.Note
 	}

@@ -18,6 +18,8 @@
 //     in memory for deciders), escalate.go and escalatesweeper.go (an
 //     approval policy's escalation steps, fired on time).
 //   - Pending grants: grants.go.
+//   - Remembered allows: remember.go (stored with a decision, read and
+//     used at filing, listed and revoked, each audited).
 //   - Principals: tokens.go, tokens_audit.go and sessions.go (tokens, their
 //     audit entries, logins, sessions),
 //     authcache.go (authentication cached until a revocation).

@@ -33,6 +33,10 @@ func GroupCommits(s *Store, queued, committed func(n int)) {
 // (nil: none).
 func OnDecideRead(s *Store, f func(r *models.Request)) { s.decideRead = f }
 
+// OnRememberedRead sets a hook that runs between a filing's read of the
+// remembered allow that covers it and the filing's transaction (nil: none).
+func OnRememberedRead(s *Store, f func(grantID string)) { s.rememberedRead = f }
+
 // LoadRequest is the store's hand-scanned read of one request.
 func LoadRequest(db *gorm.DB, id string) (*models.Request, error) { return loadRequest(db, id) }
 

@@ -91,7 +91,7 @@ func fullRequest(t *testing.T, id string) *models.Request {
 		HoldUntil: tm(time.Minute), HoldThen: s("ok"), HoldEffect: s("allow"), Sealed: true, EditedAt: tm(3 * time.Second),
 		DecidedDigest: s("d1"), Approvers: &models.Approvers{Groups: []string{"g"}, Required: 2, Note: models.NoteRequired},
 		Votes:    models.Votes{{By: "operator:o", Decision: "ok", Note: s("v"), At: at}},
-		FiledFor: "o", FilingDigest: "f1",
+		FiledFor: "o", FilingDigest: "f1", GrantID: ptr("rem_1"),
 		EscalationStep: 1, EscalateAt: &at, Escalations: []models.Escalated{{Step: 1, At: at, Groups: []string{"oncall"}, Why: models.EscalatedDue}},
 	}
 	v := reflect.ValueOf(full)

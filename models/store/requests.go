@@ -79,6 +79,9 @@ func (s *Store) createRequest(ctx context.Context, p models.Principal, n models.
 		r.EscalateAt = &at // from filing time: an edit never moves it
 	}
 	rule := s.ruleDecision(r, v)
+	if rule == nil && v.Rule == "" { // no rule spoke: a remembered allow may
+		rule = s.rememberedDecision(ctx, r)
+	}
 	if rule != nil {
 		rule.Digest = r.ActionDigest() // outside the one writer's turn
 	}
@@ -100,6 +103,12 @@ func (s *Store) createRequest(ctx context.Context, p models.Principal, n models.
 		}
 		if rule == nil {
 			return nil
+		}
+		if rule.Grant != "" {
+			if live, err := s.useRemembered(tx, rule.Grant); err != nil || !live {
+				rule = nil // revoked or expired since it was read: the operator decides
+				return err
+			}
 		}
 		f := *r
 		filed = &f

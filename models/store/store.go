@@ -34,6 +34,10 @@ type Store struct {
 	decideRead func(r *models.Request)
 	auth       *authCache // nil: every call reads its token or session
 	open       *openCache // the open records this store committed last
+
+	// rememberedRead, for tests, runs between a filing's read of the grant
+	// that covers it and the filing's transaction.
+	rememberedRead func(grantID string)
 }
 
 // NewStore returns a store over db that announces through a.
