@@ -100,13 +100,39 @@ func TestHeadless(t *testing.T) {
 		}
 	})
 
-	t.Run("the operator's allow_always answers the agent's allow_always option id", func(t *testing.T) {
+	t.Run("the operator's allow_always is remembered in Gatehouse for the session, and the agent is answered allow once", func(t *testing.T) {
 		s := newServer(t)
 		h := runHeadless(t, "codex-acp", s.agent, time.Minute)
 		r := s.filed(t, h.log)
 		s.decide(t, r, "allow_always")
-		if code := h.exit(t); code != 0 || !strings.Contains(h.out.String(), "outcome selected approved-execpolicy-amendment") {
-			t.Fatalf("exit %d, stdout %q; want Codex's own allow_always id", code, h.out.String())
+		out := h.out.String()
+		if code := h.exit(t); code != 0 || !strings.Contains(h.out.String(), "outcome selected approved") {
+			t.Fatalf("exit %d, stdout %q; want Codex's allow once", code, h.out.String())
+		}
+		if out = h.out.String(); strings.Contains(out, "approved-execpolicy-amendment") {
+			t.Fatalf("stdout %q: the agent was given its own allow_always, a promise Gatehouse cannot revoke", out)
+		}
+		grants, err := s.operator.ListRemembered(context.Background())
+		if err != nil || len(grants) != 1 || grants[0].Scope != "session" || grants[0].Session == "" {
+			t.Fatalf("remembered %+v, %v; want one session grant", grants, err)
+		}
+		// The same call again in the same session: the grant allows it, no
+		// one is asked, and the operator can see why.
+		h2 := runHeadless(t, "codex-acp", s.agent, time.Minute)
+		r2 := s.settled(t, testkit.Recv(t, h2.log.filed, "the second filing"))
+		if r2.DecidedVia == nil || *r2.DecidedVia != "remembered" || r2.GrantID == nil || *r2.GrantID != grants[0].ID {
+			t.Fatalf("second filing decided via %v grant %v; want the remembered grant %s", r2.DecidedVia, r2.GrantID, grants[0].ID)
+		}
+		if code := h2.exit(t); code != 0 {
+			t.Fatalf("second run exit %d, stdout %q", code, h2.out.String())
+		}
+		// Revoked, it allows nothing more: the next call waits for a person.
+		if _, err := s.operator.RevokeRemembered(context.Background(), grants[0].ID); err != nil {
+			t.Fatal(err)
+		}
+		h3 := runHeadless(t, "codex-acp", s.agent, time.Minute)
+		if r3 := s.filed(t, h3.log); r3.Status != "open" {
+			t.Fatalf("after revoking, the filing is %s", r3.Status)
 		}
 	})
 

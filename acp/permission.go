@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gatehousehq/gatehouse/models/rules"
 	"strings"
 	"unicode/utf8"
 
@@ -70,13 +71,12 @@ type Permission struct {
 }
 
 // Limits the server enforces (models.MaxTitle, MaxSummary, MaxDetail, option
-// labels and saves, source_ref values).
+// labels, source_ref values).
 const (
 	maxTitle   = 200
 	maxSummary = 2000
 	maxDetail  = 32 * 1024
 	maxLabel   = 100
-	maxSaves   = 500
 	maxRef     = 4096
 )
 
@@ -101,7 +101,12 @@ func ParsePermission(raw json.RawMessage, who Who) (*Permission, error) {
 }
 
 // options maps the agent's options to Gatehouse options by kind: allow_once
-// allows, allow_always allows and says what it saves, reject_* denies. The
+// allows, reject_* denies, and allow_always allows and is remembered in
+// Gatehouse for the agent's session (a grant the operator sees on the card
+// and can revoke), so the agent itself is answered its allow_once and keeps
+// no silent promise. Where Gatehouse cannot remember the tool call (no
+// command, or a shell line that hides what runs), allow_always is not offered
+// on the card. The
 // ids are the kinds (agents' own ids, such as Codex's
 // "approved-execpolicy-amendment", are not valid Gatehouse ids); an option
 // of an unknown kind is not offered. This is the one place that says what an
@@ -114,8 +119,11 @@ func (p *Permission) options() []api.Option {
 		case KindAllowOnce:
 			opt.Effect = "allow"
 		case KindAllowAlways:
+			if len(rules.RememberChoices(toolName(p.Params.ToolCall.Kind), p.Params.ToolCall.Command())) == 0 {
+				continue
+			}
 			opt.Effect = "allow"
-			opt.Saves = truncate(oneLine(fmt.Sprintf("allow %s %s for the rest of this agent session", kindWord(p.Params.ToolCall.Kind), p.Params.ToolCall.Title)), maxSaves)
+			opt.Remember = &api.RememberOffer{Scope: "session", For: "until_revoked"}
 		case KindRejectOnce, KindRejectAlways:
 			opt.Effect = "deny"
 		default:
@@ -126,6 +134,9 @@ func (p *Permission) options() []api.Option {
 		}
 		p.AgentOption[opt.ID] = o.OptionID
 		opts = append(opts, opt)
+	}
+	if once, ok := p.AgentOption[KindAllowOnce]; ok && p.AgentOption[KindAllowAlways] != "" {
+		p.AgentOption[KindAllowAlways] = once // Gatehouse remembers; the agent allows once
 	}
 	return opts
 }
@@ -167,8 +178,9 @@ var verbs = map[string]string{
 }
 
 // Command is what the tool call acts on: rawInput's command (an argv, as
-// Codex sends it, joined shell-quoted), else a path or URL in rawInput, else
-// the tool call's title (Gemini CLI sends no rawInput).
+// Codex sends it, joined shell-quoted; a shell's `-c`/`-lc` wrapper is the
+// script it runs), else a path or URL in rawInput, else the tool call's
+// title (Gemini CLI sends no rawInput).
 func (t *ToolCall) Command() string {
 	var in map[string]json.RawMessage
 	if len(t.RawInput) > 0 && t.RawInput[0] == '{' && json.Unmarshal(t.RawInput, &in) == nil {
@@ -179,6 +191,9 @@ func (t *ToolCall) Command() string {
 			}
 			var argv []string
 			if json.Unmarshal(in[k], &argv) == nil && len(argv) > 0 {
+				if script, ok := shellScript(argv); ok {
+					return script
+				}
 				if line, ok := shellJoin(argv); ok {
 					return line
 				}
@@ -186,6 +201,21 @@ func (t *ToolCall) Command() string {
 		}
 	}
 	return t.Title
+}
+
+// shellScript is the script of an argv that only hands it to a shell
+// (["/bin/bash", "-lc", "git push"], as Codex runs every command): what
+// runs is the script, so the card, the rules and a remembered allow read
+// that, not a wrapper that hides it.
+func shellScript(argv []string) (string, bool) {
+	if len(argv) != 3 || (argv[1] != "-c" && argv[1] != "-lc") {
+		return "", false
+	}
+	switch argv[0] {
+	case "bash", "/bin/bash", "/usr/bin/bash", "sh", "/bin/sh", "/usr/bin/sh", "zsh", "/bin/zsh", "/usr/bin/zsh":
+		return argv[2], true
+	}
+	return "", false
 }
 
 // shellJoin joins an argv as a shell would read it back.

@@ -44,23 +44,23 @@ func TestParsePermission(t *testing.T) {
 			session: "22eaeab2-8e40-452a-8ead-12cb2179e1fe", toolCall: "toolu_01MockApiBashPush00000001",
 			command: "git push origin main", // rawInput.command
 			options: []api.Option{
-				{ID: "allow_always", Label: "Always Allow", Effect: "allow", Saves: "allow execute git push origin main for the rest of this agent session"},
+				{ID: "allow_always", Label: "Always Allow", Effect: "allow", Remember: &api.RememberOffer{Scope: "session", For: "until_revoked"}},
 				{ID: "allow_once", Label: "Allow", Effect: "allow"},
 				{ID: "reject_once", Label: "Reject", Effect: "deny"},
 			},
-			agentOptions: map[string]string{"allow_always": "allow_always", "allow_once": "allow", "reject_once": "reject"},
+			agentOptions: map[string]string{"allow_always": "allow", "allow_once": "allow", "reject_once": "reject"},
 			reject:       "reject",
 		},
 		{
 			prefix: "codex-acp", agent: "codex-acp", version: "0.16.0",
 			session: "01a23c5f-4199-7581-aadf-da66873cbf85", toolCall: "call_MockApiShell000000000001",
-			command: "/bin/bash -lc 'git push origin main'", // rawInput.command is an argv: joined shell-quoted
+			command: "git push origin main", // rawInput.command is an argv [/bin/bash -lc SCRIPT]: the script
 			options: []api.Option{
 				{ID: "allow_once", Label: "Yes, proceed", Effect: "allow"},
-				{ID: "allow_always", Label: "Yes, and don't ask again for commands that start with `git push origin main`", Effect: "allow", Saves: "allow execute git push origin main for the rest of this agent session"},
+				{ID: "allow_always", Label: "Yes, and don't ask again for commands that start with `git push origin main`", Effect: "allow", Remember: &api.RememberOffer{Scope: "session", For: "until_revoked"}},
 				{ID: "reject_once", Label: "No, and tell Codex what to do differently", Effect: "deny"},
 			},
-			agentOptions: map[string]string{"allow_once": "approved", "allow_always": "approved-execpolicy-amendment", "reject_once": "abort"},
+			agentOptions: map[string]string{"allow_once": "approved", "allow_always": "approved", "reject_once": "abort"},
 			reject:       "abort",
 		},
 		{
@@ -68,11 +68,11 @@ func TestParsePermission(t *testing.T) {
 			session: "68c6ca22-6e47-4625-9e9e-999e194523b1", toolCall: "run_shell_command__run_shell_command_1796309228512_0",
 			command: "git push origin main", // no rawInput: the title
 			options: []api.Option{
-				{ID: "allow_always", Label: "Allow for this session", Effect: "allow", Saves: "allow execute git push origin main for the rest of this agent session"},
+				{ID: "allow_always", Label: "Allow for this session", Effect: "allow", Remember: &api.RememberOffer{Scope: "session", For: "until_revoked"}},
 				{ID: "allow_once", Label: "Allow", Effect: "allow"},
 				{ID: "reject_once", Label: "Reject", Effect: "deny"},
 			},
-			agentOptions: map[string]string{"allow_always": "proceed_always", "allow_once": "proceed_once", "reject_once": "cancel"},
+			agentOptions: map[string]string{"allow_always": "proceed_once", "allow_once": "proceed_once", "reject_once": "cancel"},
 			reject:       "cancel",
 		},
 	}

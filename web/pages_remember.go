@@ -21,7 +21,7 @@ func rememberCard(r *models.Request, c *views.Card) {
 		return
 	}
 	for i, o := range r.Options {
-		if o.Remember != nil && o.Effect == models.EffectAllow {
+		if o.Remember != nil && o.Effect == models.EffectAllow && models.RememberFits(o.Remember.Scope, r.SourceRef) == nil {
 			c.Options[i].Remembers = &views.Remembers{Words: choices[0].Words, Rule: rules.RememberRuleText(r.Tool, choices[0].Match),
 				Match: choices[0].Match, Scope: o.Remember.Scope, For: o.Remember.For}
 		}

@@ -64,11 +64,21 @@ func (s *Store) DecideRemembering(ctx context.Context, id string, d models.Decis
 // rememberFor is the grant d would store on r, or nil when it stores none.
 func (s *Store) rememberFor(r *models.Request, d models.Decision, spec *RememberSpec, voting bool) (*models.Remembered, error) {
 	o, _ := r.Option(d.Option)
-	if spec == nil {
+	// An option's filer declared what it remembers; the card shows it only
+	// where it can be stored (rememberCard), so where it cannot, choosing the
+	// option is a plain allow, as the card showed, not a refusal the operator
+	// cannot get past.
+	declared := spec == nil
+	if declared {
 		if o.Remember == nil {
 			return nil, nil
 		}
 		spec = &RememberSpec{Scope: o.Remember.Scope, For: o.Remember.For}
+	}
+	choices := rules.RememberChoices(r.Tool, r.Command)
+	if declared && (voting || r.Approvers != nil || r.PendingID != nil || len(choices) == 0 ||
+		models.RememberFits(spec.Scope, r.SourceRef) != nil) {
+		return nil, nil
 	}
 	switch {
 	case o.Effect != models.EffectAllow:
@@ -84,7 +94,6 @@ func (s *Store) rememberFor(r *models.Request, d models.Decision, spec *Remember
 	if err := models.RememberFits(spec.Scope, r.SourceRef); err != nil {
 		return nil, err
 	}
-	choices := rules.RememberChoices(r.Tool, r.Command)
 	if len(choices) == 0 {
 		return nil, models.Errorf(models.ECodeInvalid, "this request's command cannot be remembered: it has none, or it is a shell line that hides what runs")
 	}
