@@ -236,7 +236,7 @@ func TestAgentCannotApproveItself(t *testing.T) {
 
 	for name, swap := range map[string]func(s *server, filed *api.Request) *api.Request{
 		"a decision on another record": func(s *server, filed *api.Request) *api.Request {
-			other, err := s.agent.File(ctx, api.NewRequest{Kind: "permission", Title: "Run: true", Command: "true", Tool: "shell",
+			other, err := s.agent.File(ctx, api.NewRequest{Kind: "permission", Title: "Run: true", Command: "true", Tool: "shell", SourceRef: filed.SourceRef,
 				Options: filed.Options}, "")
 			if err != nil {
 				panic(err)
