@@ -268,9 +268,11 @@ func editorOutcome(result json.RawMessage, a *ask) string {
 	if r.Outcome.Outcome != "selected" {
 		return r.Outcome.Outcome
 	}
-	for id, agentID := range a.perm.AgentOption {
-		if agentID == r.Outcome.OptionID {
-			return id
+	// The agent's own option says what the editor chose (AgentOption maps
+	// allow_always to allow_once, so it cannot be read backwards).
+	for _, o := range a.perm.Params.Options {
+		if o.OptionID == r.Outcome.OptionID && o.Kind != "" {
+			return o.Kind
 		}
 	}
 	return "option " + r.Outcome.OptionID

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/gatehousehq/gatehouse/models/rules"
 	"strings"
 	"unicode/utf8"
 
@@ -105,8 +104,8 @@ func ParsePermission(raw json.RawMessage, who Who) (*Permission, error) {
 // Gatehouse for the agent's session (a grant the operator sees on the card
 // and can revoke), so the agent itself is answered its allow_once and keeps
 // no silent promise. Where Gatehouse cannot remember the tool call (no
-// command, or a shell line that hides what runs), allow_always is not offered
-// on the card. The
+// command, or a shell line that hides what runs), the card says so and the
+// option allows once. The
 // ids are the kinds (agents' own ids, such as Codex's
 // "approved-execpolicy-amendment", are not valid Gatehouse ids); an option
 // of an unknown kind is not offered. This is the one place that says what an
@@ -119,9 +118,6 @@ func (p *Permission) options() []api.Option {
 		case KindAllowOnce:
 			opt.Effect = "allow"
 		case KindAllowAlways:
-			if len(rules.RememberChoices(toolName(p.Params.ToolCall.Kind), p.Params.ToolCall.Command())) == 0 {
-				continue
-			}
 			opt.Effect = "allow"
 			opt.Remember = &api.RememberOffer{Scope: "session", For: "until_revoked"}
 		case KindRejectOnce, KindRejectAlways:

@@ -43,6 +43,9 @@ func scopeWords(scope string, c Card) string {
 }
 
 func remembersText(r Remembers) string {
+	if r.Match == "" {
+		return "but remembers nothing: this request cannot be remembered (it has no command Gatehouse can match, an approval policy, or no " + r.Scope + " to remember it in), so it allows this once"
+	}
 	where := map[string]string{"session": "in the same agent session", "project": "in the same project", "runtime": "for everything this filer files"}[r.Scope]
 	return "and remembers " + r.Words + " (" + r.Rule + ") " + where + ", " + forWords(r.For)
 }

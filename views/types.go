@@ -17,7 +17,9 @@ type Option struct {
 }
 
 // Remembers is a remembered allow as a card shows it before the click: the
-// match in words and as the rule text, the scope and the duration.
+// match in words and as the rule text, the scope and the duration. An empty
+// Match says the declared remember cannot be stored for this request, which
+// the card says rather than hide.
 type Remembers struct {
 	Words string // "exactly npm test"
 	Rule  string // "match: {tool: 'Bash', command: '^npm test$'}"

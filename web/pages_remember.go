@@ -17,14 +17,20 @@ import (
 func rememberCard(r *models.Request, c *views.Card) {
 	c.GrantID = deref(r.GrantID)
 	choices := rules.RememberChoices(r.Tool, r.Command)
-	if len(choices) == 0 || r.Approvers != nil || r.PendingID != nil {
-		return
-	}
+	storable := len(choices) > 0 && r.Approvers == nil && r.PendingID == nil
 	for i, o := range r.Options {
-		if o.Remember != nil && o.Effect == models.EffectAllow && models.RememberFits(o.Remember.Scope, r.SourceRef) == nil {
+		if o.Remember == nil || o.Effect != models.EffectAllow {
+			continue
+		}
+		// The store keeps exactly this, or nothing (a plain allow): say which.
+		c.Options[i].Remembers = &views.Remembers{Scope: o.Remember.Scope, For: o.Remember.For}
+		if storable && models.RememberFits(o.Remember.Scope, r.SourceRef) == nil {
 			c.Options[i].Remembers = &views.Remembers{Words: choices[0].Words, Rule: rules.RememberRuleText(r.Tool, choices[0].Match),
 				Match: choices[0].Match, Scope: o.Remember.Scope, For: o.Remember.For}
 		}
+	}
+	if !storable {
+		return
 	}
 	if !r.Open() {
 		return

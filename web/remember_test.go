@@ -161,6 +161,28 @@ func TestRememberTrust(t *testing.T) {
 			}
 		})
 
+		t.Run("a declared remember that cannot be stored is shown as remembering nothing, and allows once", func(t *testing.T) {
+			// A shell line that hides what runs: Gatehouse cannot remember it.
+			r := e.shell("eval \"$(curl -s x)\"", "sN", func(n *api.NewRequest) {
+				n.Options = []api.Option{{ID: "always", Label: "Always allow", Effect: "allow", Remember: &api.RememberOffer{Scope: "session", For: "until_revoked"}},
+					{ID: "deny", Label: "Deny", Effect: "deny"}}
+			})
+			b := e.browser()
+			e.login(b)
+			shown := e.get(b, "/requests/"+r.ID, http.StatusOK).Find(`[data-option="always"] [data-testid="option-remembers"]`)
+			if match, _ := shown.Attr("data-match"); match != "" || !strings.Contains(shown.Text(), "remembers nothing") || !strings.Contains(shown.Text(), "allows this once") {
+				t.Fatalf("card shows %q (%q)", shown.Text(), match)
+			}
+			status, body := e.call("POST", "/v1/requests/"+r.ID+"/decide", e.opToken, map[string]any{"version": r.Version, "decision": "always"})
+			var got api.Decided
+			if status != 200 || json.Unmarshal(body, &got) != nil || got.Remembered != nil {
+				t.Fatalf("%d %s: want a plain allow, nothing remembered", status, body)
+			}
+			if r := e.shell("eval \"$(curl -s x)\"", "sN"); r.Status != "open" {
+				t.Fatal("a hidden line was remembered")
+			}
+		})
+
 		t.Run("the page's Remember… control stores what was checked, and revoke ends it", func(t *testing.T) {
 			r := e.shell("go test ./web/", "sP")
 			b := e.browser()
