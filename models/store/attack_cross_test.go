@@ -1,0 +1,110 @@
+package store_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gatehousehq/gatehouse/api"
+	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/store"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
+)
+
+// TestAgentAcrossRememberBatchEscalate is the agent, with its own token,
+// trying to get a command approved through the way remembered allows, batch
+// decisions and escalation meet.
+func TestAgentAcrossRememberBatchEscalate(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, dialect string) {
+		s, _, clock := ruledStore(t, dialect, `rules:
+  - name: deploys
+    match: {tool: Bash, command: '^make deploy( .*)?$'}
+    action: require
+    approvers:
+      groups: [release, legacy]
+      escalate:
+        - {after: 10m, to: {groups: [release-oncall]}}
+        - {after: 30m, then: halt}
+`)
+		alice := voter(t, s, "alice", "release")
+		bob := voter(t, s, "bob", "release-oncall")
+		op := voter(t, s, "olga")
+		p := agent(t, s, "claude")
+
+		t.Run("narrowing the rule's groups to nobody does not bring the on-call in early", func(t *testing.T) {
+			n := shellFiling("make deploy", "s1", "/repo")
+			n.Options = allowDeny()
+			n.Approvers = &models.Approvers{Groups: []string{"legacy"}, Required: 1}
+			r, _, err := s.CreateRequest(ctx, p, n, "")
+			if err == nil && (r.EscalationStep != 0 || r.MayVote(bob) == nil) {
+				t.Fatalf("bob, on call from 10m, may vote at filing: step %d %+v", r.EscalationStep, r.Escalations)
+			}
+			if err != nil && models.ErrorCode(err) != models.ECodeInvalid {
+				t.Fatal(err)
+			}
+		})
+
+		t.Run("the rule's own chain still escalates when its approvers are away", func(t *testing.T) {
+			n := shellFiling("make deploy", "s1", "/repo")
+			n.Options = allowDeny()
+			if _, err := s.SetAway(ctx, alice, true, nil); err != nil {
+				t.Fatal(err)
+			}
+			defer s.SetAway(ctx, alice, false, nil)
+			r := file(t, s, p, n)
+			if r.EscalationStep != 1 || r.MayVote(bob) != nil {
+				t.Fatalf("alice away, yet step %d", r.EscalationStep)
+			}
+		})
+
+		t.Run("a filer's then default with an allowing default halts instead", func(t *testing.T) {
+			n := shellFiling("npm publish", "s1", "/repo")
+			n.Options, n.DefaultOption = allowDeny(), "once"
+			n.Approvers = &models.Approvers{Required: 1, Escalate: []models.EscalationStep{{After: "1s", Then: models.ThenDefault}}}
+			r := file(t, s, p, n)
+			t0 := *clock
+			defer func() { *clock = t0 }()
+			*clock = t0.Add(2 * time.Second)
+			if _, _, err := s.Escalate(ctx); err != nil {
+				t.Fatal(err)
+			}
+			got, _ := s.GetRequest(ctx, r.ID)
+			if got.DecisionEffect() != models.EffectDeny {
+				t.Fatalf("decided %v (%s)", got.Decision, got.DecisionEffect())
+			}
+		})
+
+		t.Run("a batch never stores a grant, whatever the filer's once option declares", func(t *testing.T) {
+			var rs []*models.Request
+			for range 2 {
+				n := shellFiling("npm ci", "s1", "/repo")
+				n.Options = []models.Option{{ID: "once", Label: "Allow once", Effect: "allow", Remember: &api.RememberOffer{Scope: "runtime", For: models.UntilRevoked}},
+					{ID: "deny", Label: "Deny", Effect: "deny"}}
+				rs = append(rs, file(t, s, p, n))
+			}
+			_, outs := s.DecideEach(ctx, batchOf(op, "once", rs))
+			for _, o := range outs {
+				if models.ErrorCode(o.Err) != models.ECodeNotInBatch {
+					t.Fatalf("an option that remembers, in a batch: %v", o.Err)
+				}
+			}
+			wantOpen(t, file(t, s, p, shellFiling("npm ci", "s9", "/else")))
+		})
+
+		t.Run("a remembered allow never decides a request the rules send to approvers", func(t *testing.T) {
+			g := remember(t, s, file(t, s, p, shellFiling("make build", "s1", "/repo")), store.RememberSpec{Scope: "runtime", For: "1h", Match: "^make( .*)?$"})
+			wantOpen(t, file(t, s, p, shellFiling("make deploy", "s1", "/repo")))
+			wantRemembered(t, file(t, s, p, shellFiling("make build", "s2", "/x")), g)
+		})
+
+		t.Run("a batch id repeated in another case is not a second decision", func(t *testing.T) {
+			r := file(t, s, p, shellFiling("make deploy", "s1", "/repo"))
+			items := batchOf(alice, "once", []*models.Request{r})
+			items = append(items, store.BatchItem{ID: strings.ToUpper(r.ID), Decision: items[0].Decision})
+			_, outs := s.DecideEach(ctx, items)
+			if outs[0].Err != nil || models.ErrorCode(outs[1].Err) != models.ECodeNotFound {
+				t.Fatalf("%v / %v", outs[0].Err, outs[1].Err)
+			}
+		})
+	})
+}
