@@ -155,6 +155,22 @@ func TestAgentAcrossRememberBatchEscalate(t *testing.T) {
 			}
 		})
 
+		t.Run("an edit that makes once remember, after the operator saw it, stores nothing", func(t *testing.T) {
+			n := shellFiling("npm run lint", "s1", "/repo")
+			n.Unsealed = true
+			r := file(t, s, p, n)
+			opts := allowDeny()
+			opts[0].Remember = &api.RememberOffer{Scope: "runtime", For: models.UntilRevoked}
+			if _, err := s.PatchRequest(ctx, r.ID, p, store.Patch{Options: &opts}); err != nil {
+				t.Fatal(err)
+			}
+			_, g, err := s.DecideRemembering(ctx, r.ID, models.Decision{Version: r.Version, Option: "once", By: op.Label(), Via: models.ViaAPI, Voter: &op}, nil)
+			if models.ErrorCode(err) != models.ECodeVersionConflict || g != nil {
+				t.Fatalf("decided on the version seen before the edit: %v %v", g, err)
+			}
+			wantOpen(t, file(t, s, p, shellFiling("npm run lint", "s2", "/x")))
+		})
+
 		t.Run("a batch id repeated in another case is not a second decision", func(t *testing.T) {
 			r := file(t, s, p, shellFiling("make deploy", "s1", "/repo"))
 			items := batchOf(alice, "once", []*models.Request{r})
