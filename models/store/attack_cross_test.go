@@ -25,6 +25,10 @@ func TestAgentAcrossRememberBatchEscalate(t *testing.T) {
       escalate:
         - {after: 10m, to: {groups: [release-oncall]}}
         - {after: 30m, then: halt}
+  - name: releases
+    match: {tool: Bash, command: '^make release( .*)?$'}
+    action: require
+    approvers: {groups: [release]}
 `)
 		alice := voter(t, s, "alice", "release")
 		bob := voter(t, s, "bob", "release-oncall")
@@ -41,6 +45,20 @@ func TestAgentAcrossRememberBatchEscalate(t *testing.T) {
 			}
 			if err != nil && models.ErrorCode(err) != models.ECodeInvalid {
 				t.Fatal(err)
+			}
+		})
+
+		t.Run("a filer's escalation reaches no group the rules did not name, and none where the rules escalate", func(t *testing.T) {
+			for cmd, steps := range map[string][]models.EscalationStep{
+				"make release 1.2": {{After: "1s", To: &models.EscalationTo{Groups: []string{"agents-friends"}}}},
+				"make deploy now":  {{After: "1s", To: &models.EscalationTo{Groups: []string{"release"}}}},
+			} {
+				n := shellFiling(cmd, "s1", "/repo")
+				n.Options = allowDeny()
+				n.Approvers = &models.Approvers{Required: 1, Escalate: steps}
+				if _, _, err := s.CreateRequest(ctx, p, n, ""); models.ErrorCode(err) != models.ECodeInvalid {
+					t.Fatalf("%s: %v", cmd, err)
+				}
 			}
 		})
 
