@@ -56,7 +56,8 @@ func (a *Approvers) Validate(where string) error {
 }
 
 // Stricter combines the rules' policy with the filer's: the filer may only ask
-// for more votes, narrower groups or a note, never less than the rule.
+// for more votes, narrower groups (not where the rules escalate) or a note,
+// never less than the rule.
 func Stricter(rule, filer *Approvers) (*Approvers, error) {
 	if filer == nil {
 		return rule, nil
