@@ -56,7 +56,8 @@ func (a *Approvers) Validate(where string) error {
 }
 
 // Stricter combines the rules' policy with the filer's: the filer may only ask
-// for more votes, narrower groups or a note, never less than the rule.
+// for more votes, narrower groups (not where the rules escalate) or a note,
+// never less than the rule.
 func Stricter(rule, filer *Approvers) (*Approvers, error) {
 	if filer == nil {
 		return rule, nil
@@ -87,6 +88,12 @@ func Stricter(rule, filer *Approvers) (*Approvers, error) {
 		out.Note = NoteRequired
 	}
 	if len(filer.Groups) > 0 {
+		if len(rule.Escalate) > 0 && slices.ContainsFunc(rule.Groups, func(g string) bool { return !slices.Contains(filer.Groups, g) }) {
+			// Narrowed to a group that is empty or away, the rules' chain
+			// would fire at once and bring in, before its time, a group the
+			// rules admit only later: the agent would pick its approvers.
+			return nil, Errorf(ECodeInvalid, "approvers.groups may not narrow the rules' groups %v: the rules' policy escalates, so it says who approves and when", rule.Groups)
+		}
 		for _, g := range filer.Groups {
 			if len(rule.Groups) > 0 && !slices.Contains(rule.Groups, g) {
 				return nil, Errorf(ECodeInvalid, "approvers.groups may only narrow the rules' groups %v; %q is not one of them", rule.Groups, g)

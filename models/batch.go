@@ -16,8 +16,8 @@ const ECodeNotInBatch = "not_in_batch"
 var onceIDs = []string{"once", "accept", "allow"}
 
 // OnceOption is the option a batch may allow with: the request's only
-// allowing option when it saves nothing, else its allowing option named as a
-// one-time allow. False when there is none: a batch then may only deny.
+// allowing option when it is plain (saves and remembers nothing), else its
+// plain allowing option named as a one-time allow. False when there is none: a batch then may only deny.
 func OnceOption(opts []Option) (Option, bool) {
 	var allows []Option
 	for _, o := range opts {
@@ -25,12 +25,12 @@ func OnceOption(opts []Option) (Option, bool) {
 			allows = append(allows, o)
 		}
 	}
-	if len(allows) == 1 && allows[0].Saves == "" {
+	if len(allows) == 1 && allows[0].Plain() {
 		return allows[0], true
 	}
 	for _, id := range onceIDs {
 		for _, o := range allows {
-			if o.ID == id && o.Saves == "" {
+			if o.ID == id && o.Plain() {
 				return o, true
 			}
 		}
@@ -49,8 +49,8 @@ func DenyOption(opts []Option) (Option, bool) {
 }
 
 // CheckBatch refuses, for a decision that belongs to a batch, an option that
-// says it saves something, and one that allows but is not the request's
-// one-time allow (it may save a rule or a scope in the runtime). Nil for a
+// says it saves or remembers something, and one that allows but is not the
+// request's one-time allow (it may save a rule or a scope in the runtime). Nil for a
 // decision outside a batch, and for an option r does not offer (the usual
 // decision_not_offered follows).
 func (d Decision) CheckBatch(r *Request) error {
@@ -62,7 +62,7 @@ func (d Decision) CheckBatch(r *Request) error {
 		return nil
 	}
 	once, hasOnce := OnceOption(r.Options)
-	if o.Saves != "" || (o.Effect == EffectAllow && (!hasOnce || once.ID != o.ID)) {
+	if !o.Plain() || (o.Effect == EffectAllow && (!hasOnce || once.ID != o.ID)) {
 		return &Error{Code: ECodeNotInBatch, Detail: fmt.Sprintf("%q does more than allow this request once, and a batch never saves: decide it on its own", d.Option), Current: r}
 	}
 	return nil

@@ -87,6 +87,12 @@ type Option struct {
 	Remember *api.RememberOffer `json:"remember,omitempty"`
 }
 
+// Plain reports whether choosing o decides this request and nothing more: it
+// saves nothing in the runtime and remembers nothing in Gatehouse. Only a
+// plain allow is what a batch, a remembered allow or the Remember… control
+// may choose.
+func (o Option) Plain() bool { return o.Saves == "" && o.Remember == nil }
+
 // Request is the stored record of one moment where a person must decide.
 type Request struct {
 	ID             string `gorm:"primaryKey;size:40"`

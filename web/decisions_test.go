@@ -216,6 +216,23 @@ func TestBatchDecisionsTrust(t *testing.T) {
 			}
 		})
 
+		t.Run("a once option that remembers is refused in a batch and stores no grant", func(t *testing.T) {
+			opts := []map[string]any{{"id": "once", "label": "Allow once", "effect": "allow", "remember": map[string]any{"scope": "runtime", "for": "until_revoked"}},
+				{"id": "deny", "label": "Deny", "effect": "deny"}}
+			body := map[string]any{"tool": "Bash", "command": "npm ci", "options": opts}
+			r := seenOf(e.File(agent, body))
+			ans := batch(t, asBob, batchOfSeen("once", "", r))
+			if res := ans.Results[0]; res.Status != 422 || res.Code != "not_in_batch" {
+				t.Fatalf("%+v", res)
+			}
+			if status, data := e.Do(http.MethodGet, "/v1/remembered", bob, nil); status != 200 || strings.Contains(string(data), "rem_") {
+				t.Fatalf("a grant was stored: %d %s", status, data)
+			}
+			if later := e.File(agent, body); later["status"] != "open" {
+				t.Fatalf("the next npm ci: %v", later["status"])
+			}
+		})
+
 		t.Run("a bad batch is refused whole, nothing decided", func(t *testing.T) {
 			r := seenOf(e.File(agent, nil))
 			many := make([]seen, 101)

@@ -37,7 +37,7 @@ func rememberCard(r *models.Request, c *views.Card) {
 	}
 	f := &views.RememberForm{}
 	for _, o := range r.Options {
-		if o.Effect == models.EffectAllow && o.Saves == "" && o.Remember == nil {
+		if o.Effect == models.EffectAllow && o.Plain() {
 			f.Option = o.ID
 			break
 		}

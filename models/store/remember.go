@@ -184,7 +184,7 @@ func (s *Store) rememberedDecision(ctx context.Context, r *models.Request) *mode
 // beyond this decision, or "".
 func plainAllow(r *models.Request) string {
 	for _, o := range r.Options {
-		if o.Effect == models.EffectAllow && o.Saves == "" && o.Remember == nil {
+		if o.Effect == models.EffectAllow && o.Plain() {
 			return o.ID
 		}
 	}
