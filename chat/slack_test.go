@@ -465,3 +465,23 @@ func TestSlackOutageDoesNotBlockDecisions(t *testing.T) {
 		t.Errorf("row %+v", rows[0])
 	}
 }
+
+// An option that would also remember an allow (an ACP agent's allow_always)
+// is labelled in chat as what a chat click does: it allows once.
+func TestSlackRememberOptionAllowsOnce(t *testing.T) {
+	e := newChatEnv(t, "sqlite")
+	agent := e.Token(models.RoleAgent, "acp-bot")
+	body := permission()
+	body["options"] = []map[string]any{
+		{"id": "allow_always", "label": "Always Allow", "effect": "allow", "remember": map[string]any{"scope": "session", "for": "until_revoked"}},
+		{"id": "reject_once", "label": "Reject", "effect": "deny"},
+	}
+	e.file(t, agent, body)
+	c := e.slack.next(t, "chat.postMessage")
+	for c.str("channel") != "C0OPS" {
+		c = e.slack.next(t, "chat.postMessage")
+	}
+	if text := texts(t, c); !strings.Contains(text, "Always Allow — lets this command run once (remember it on the page)") {
+		t.Errorf("the remembering option's button says:\n%s", text)
+	}
+}

@@ -87,6 +87,10 @@ func effectWords(r *models.Request, o models.Option) string {
 		switch {
 		case o.Saves != "":
 			return "lets " + thing + " run and saves " + o.Saves
+		case o.Remember != nil:
+			// A chat click decides as a plain allow: remembering is the
+			// page's, where the stored rule is shown first.
+			return "lets " + thing + " run once (remember it on the page)"
 		case o.ID == "once" || strings.Contains(strings.ToLower(o.Label), "once"):
 			return "lets " + thing + " run once"
 		}
