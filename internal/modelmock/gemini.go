@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 )
 
@@ -20,9 +19,7 @@ type Gemini struct {
 	URL string
 	calls
 
-	command   string
-	mu        sync.Mutex
-	responses []string // functionResponse payloads the model was handed
+	command string
 }
 
 // NewGemini starts a mock whose model asks to run command.
@@ -31,13 +28,6 @@ func NewGemini(t testing.TB, command string) *Gemini {
 	m := &Gemini{command: command}
 	m.URL = start(t, m.serve).URL
 	return m
-}
-
-// Responses are the functionResponse payloads the model was handed.
-func (m *Gemini) Responses() []string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return append([]string(nil), m.responses...)
 }
 
 // geminiBody is what the mock reads of a generateContent call.
@@ -75,12 +65,11 @@ func (m *Gemini) serve(w http.ResponseWriter, r *http.Request) {
 			hasShell = hasShell || fd.Name == "run_shell_command"
 		}
 	}
-	var responses []string
+	// A function response in the conversation: the command was answered.
+	answered := false
 	for _, c := range req.Contents {
 		for _, p := range c.Parts {
-			if len(p.FunctionResponse) > 0 {
-				responses = append(responses, string(p.FunctionResponse))
-			}
+			answered = answered || len(p.FunctionResponse) > 0
 		}
 	}
 	var part any
@@ -89,13 +78,10 @@ func (m *Gemini) serve(w http.ResponseWriter, r *http.Request) {
 		part = map[string]any{"text": `{"complexity_reasoning":"One shell command.","complexity_score":20}`}
 	case !hasShell:
 		part = map[string]any{"text": "ok"} // a side call
-	case len(responses) == 0:
+	case !answered:
 		part = map[string]any{"functionCall": map[string]any{"name": "run_shell_command",
 			"args": map[string]any{"command": m.command, "description": "gatehouse test"}}}
 	default:
-		m.mu.Lock()
-		m.responses = append(m.responses, responses...)
-		m.mu.Unlock()
 		part = map[string]any{"text": "done"}
 	}
 	resp, _ := json.Marshal(map[string]any{
