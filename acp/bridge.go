@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gatehousehq/gatehouse/api"
+	"github.com/gatehousehq/gatehouse/internal/jsonl"
 )
 
 // Gatehouse is what the bridge needs of the Gatehouse client.
@@ -81,11 +82,11 @@ func (b *Bridge) Relay(ctx context.Context, fromEditor io.Reader, toEditor io.Wr
 
 	editorDone := make(chan error, 1)
 	go func() {
-		err := eachLine(fromEditor, func(line []byte) error { return b.fromEditor(line) })
+		err := jsonl.EachLine(fromEditor, func(line []byte) error { return b.fromEditor(line) })
 		_ = toAgent.Close()
 		editorDone <- err
 	}()
-	err := eachLine(fromAgent, func(line []byte) error { return b.fromAgent(ctx, line) })
+	err := jsonl.EachLine(fromAgent, func(line []byte) error { return b.fromAgent(ctx, line) })
 	stopAll()
 	b.withdrawAll("the agent's session ended")
 	b.work.Wait()

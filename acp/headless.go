@@ -8,6 +8,8 @@ import (
 	"io"
 	"sync"
 	"time"
+
+	"github.com/gatehousehq/gatehouse/internal/jsonl"
 )
 
 // RunHeadless runs the agent with the bridge's own client in the editor's place:
@@ -153,7 +155,7 @@ func (c *headlessClient) start(method string, params any) (<-chan envelope, erro
 // to print, and requests: a permission request is the bridge's to answer,
 // any other is refused (the client offers no file system or terminal).
 func (c *headlessClient) read(r io.Reader) {
-	_ = eachLine(r, func(line []byte) error {
+	_ = jsonl.EachLine(r, func(line []byte) error {
 		var m envelope
 		if json.Unmarshal(line, &m) != nil {
 			return nil

@@ -1,7 +1,6 @@
 package acp
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"io"
@@ -43,26 +42,6 @@ func idKey(id json.RawMessage) string {
 		return string(id)
 	}
 	return buf.String()
-}
-
-// eachLine calls fn with each newline-terminated message (the newline kept),
-// and a last one without a newline.
-func eachLine(r io.Reader, fn func([]byte) error) error {
-	br := bufio.NewReaderSize(r, 64<<10)
-	for {
-		line, err := br.ReadBytes('\n')
-		if len(line) > 0 {
-			if ferr := fn(line); ferr != nil {
-				return ferr
-			}
-		}
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-	}
 }
 
 // lineWriter writes whole lines, one at a time, from any goroutine.

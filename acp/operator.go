@@ -5,7 +5,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/gatehousehq/gatehouse/api"
+	"github.com/gatehousehq/gatehouse/client"
 )
 
 // Bounds on one call to Gatehouse that is not cut short by an answer.
@@ -64,7 +64,7 @@ func (b *Bridge) askOperator(ctx context.Context, a *ask) {
 			return
 		}
 	}
-	option := decidedOption(r, final)
+	option := client.DecidedOption(r, final)
 	agentOption, ok := a.perm.AgentOption[option]
 	if !ok {
 		b.noDecision(a, r.ID+" ended "+final.Status+" without a decision made on what was filed")
@@ -77,24 +77,6 @@ func (b *Bridge) askOperator(ctx context.Context, a *ask) {
 	if b.answer(a, Outcome{Outcome: "selected", OptionID: agentOption}) {
 		b.logf("request %s answered from Gatehouse: %s (%s) by %s", a.key, option, agentOption, by)
 	}
-}
-
-// decidedOption is the option the operator chose on the filed request, or
-// "" when it ended without one or the decision was made on another version
-// than the one filed: only a decision whose digest is the filing's counts.
-func decidedOption(filed, final *api.Request) string {
-	if filed == nil || final == nil || final.ID != filed.ID || final.Status != "resolved" || final.Decision == nil {
-		return ""
-	}
-	if !final.DecidedOn(filed.ActionDigest) {
-		return ""
-	}
-	for _, o := range filed.Options {
-		if o.ID == *final.Decision {
-			return o.ID
-		}
-	}
-	return ""
 }
 
 // noDecision is what happens without the operator's answer: attached, the

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -20,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/internal/modelmock"
 	"github.com/gatehousehq/gatehouse/internal/testkit"
 )
 
@@ -79,7 +79,7 @@ func BenchmarkClaudeCodeHookCLI(b *testing.B) {
 			}
 			model := newStampModel(b, b.N)
 			b.ResetTimer()
-			hookTimes := runClaude(b, cli, settings, model.srv.URL, s.URL, s.token, b.N+4)
+			hookTimes := runClaude(b, cli, settings, model.URL, s.URL, s.token, b.N+4)
 			b.StopTimer()
 			lat := model.latencies(b)
 			if len(lat) != b.N {
@@ -199,112 +199,47 @@ func hookDurations(b *testing.B, dir string) []time.Duration {
 	return out
 }
 
-// stampModel is an Anthropic Messages API that asks for `date +%s%N` n
-// times, one per turn, noting when each ask was sent and what each run
-// printed.
+// stampModel is the Anthropic mock asking for `date +%s%N` n times, one
+// per turn, noting when each ask was sent.
 type stampModel struct {
-	n   int
-	srv *httptest.Server
+	*modelmock.Anthropic
 
 	mu   sync.Mutex
 	sent map[string]time.Time // tool_use id -> when its stream was flushed
-	ran  map[string]string    // tool_use id -> what the command printed
-	errs []string
 }
 
 func newStampModel(b *testing.B, n int) *stampModel {
-	m := &stampModel{n: n, sent: map[string]time.Time{}, ran: map[string]string{}}
-	m.srv = httptest.NewServer(http.HandlerFunc(m.serve))
-	b.Cleanup(m.srv.Close)
-	return m
-}
-
-func (m *stampModel) serve(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path == "/v1/messages/count_tokens" {
-		fmt.Fprint(w, `{"input_tokens":10}`)
-		return
+	m := &stampModel{sent: map[string]time.Time{}}
+	cmds := make([]string, n)
+	for i := range cmds {
+		cmds[i] = "date +%s%N"
 	}
-	if r.Method != http.MethodPost || r.URL.Path != "/v1/messages" {
-		http.Error(w, `{"type":"error","error":{"type":"not_found_error","message":"not here"}}`, http.StatusNotFound)
-		return
-	}
-	var body struct {
-		Stream   bool `json:"stream"`
-		Messages []struct {
-			Role    string          `json:"role"`
-			Content json.RawMessage `json:"content"`
-		} `json:"messages"`
-		Tools []struct {
-			Name string `json:"name"`
-		} `json:"tools"`
-	}
-	if err := json.NewDecoder(io.LimitReader(r.Body, 32<<20)).Decode(&body); err != nil {
-		http.Error(w, `{"type":"error","error":{"type":"invalid_request_error","message":"bad json"}}`, http.StatusBadRequest)
-		return
-	}
-	bash := false
-	for _, t := range body.Tools {
-		bash = bash || t.Name == "Bash"
-	}
-	done := 0
-	for _, msg := range body.Messages {
-		if msg.Role != "user" {
-			continue
-		}
-		var blocks []struct {
-			Type      string          `json:"type"`
-			ToolUseID string          `json:"tool_use_id"`
-			IsError   bool            `json:"is_error"`
-			Content   json.RawMessage `json:"content"`
-		}
-		if json.Unmarshal(msg.Content, &blocks) != nil {
-			continue
-		}
-		for _, bl := range blocks {
-			if bl.Type != "tool_result" {
-				continue
-			}
-			done++
-			m.mu.Lock()
-			if bl.IsError {
-				m.errs = append(m.errs, bl.ToolUseID+": "+string(bl.Content))
-			} else {
-				m.ran[bl.ToolUseID] = toolText(bl.Content)
-			}
-			m.mu.Unlock()
-		}
-	}
-	var id string
-	block, stop := `{"type":"text","text":"done"}`, "end_turn"
-	if bash && done < m.n {
-		id = fmt.Sprintf("toolu_01GatehouseBench%010d", done+1)
-		block = fmt.Sprintf(`{"type":"tool_use","id":%q,"name":"Bash","input":{"command":"date +%%s%%N","description":"timestamp"}}`, id)
-		stop = "tool_use"
-	} else if !bash {
-		block = `{"type":"text","text":"ok"}` // a side call: a title, a summary
-	}
-	if !body.Stream {
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"id":"msg_bench","type":"message","role":"assistant","model":"claude-mock","content":[%s],"stop_reason":%q,"stop_sequence":null,"usage":{"input_tokens":10,"output_tokens":10}}`, block, stop)
-		return
-	}
-	streamBlock(w, block, stop)
-	if id != "" {
+	m.Anthropic = modelmock.StartAnthropic(b, modelmock.AnthropicConfig{Commands: cmds, Sent: func(id string) {
 		m.mu.Lock()
 		m.sent[id] = time.Now()
 		m.mu.Unlock()
-	}
+	}})
+	return m
 }
 
 // latencies are, per tool call that ran, the time from its ask to its run.
 func (m *stampModel) latencies(b *testing.B) []time.Duration {
+	var errs []string
+	ran := map[string]string{} // tool_use id -> what the command printed
+	for _, r := range m.FinalResults() {
+		if r.IsError {
+			errs = append(errs, r.ToolUseID+": "+r.Content)
+		} else {
+			ran[r.ToolUseID] = r.Content
+		}
+	}
+	if len(errs) > 0 {
+		b.Fatalf("tool calls failed: %v", errs)
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if len(m.errs) > 0 {
-		b.Fatalf("tool calls failed: %v", m.errs)
-	}
 	var out []time.Duration
-	for id, printed := range m.ran {
+	for id, printed := range ran {
 		ns, err := strconv.ParseInt(strings.TrimSpace(printed), 10, 64)
 		if err != nil {
 			b.Fatalf("%s printed %q", id, printed)
@@ -316,58 +251,4 @@ func (m *stampModel) latencies(b *testing.B) []time.Duration {
 		out = append(out, time.Unix(0, ns).Sub(sent))
 	}
 	return out
-}
-
-// toolText is a tool_result's content as text: a string, or its text blocks.
-func toolText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var parts []struct {
-		Text string `json:"text"`
-	}
-	_ = json.Unmarshal(raw, &parts)
-	var sb strings.Builder
-	for _, p := range parts {
-		sb.WriteString(p.Text)
-	}
-	return sb.String()
-}
-
-// streamBlock writes one assistant message as the API streams it (SSE).
-func streamBlock(w http.ResponseWriter, block, stop string) {
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	var head struct {
-		Type  string          `json:"type"`
-		Text  string          `json:"text"`
-		Input json.RawMessage `json:"input"`
-		ID    string          `json:"id"`
-		Name  string          `json:"name"`
-	}
-	_ = json.Unmarshal([]byte(block), &head)
-	var start, delta string
-	if head.Type == "tool_use" {
-		start = fmt.Sprintf(`{"type":"tool_use","id":%q,"name":%q,"input":{}}`, head.ID, head.Name)
-		partial, _ := json.Marshal(string(head.Input))
-		delta = fmt.Sprintf(`{"type":"input_json_delta","partial_json":%s}`, partial)
-	} else {
-		start = `{"type":"text","text":""}`
-		text, _ := json.Marshal(head.Text)
-		delta = fmt.Sprintf(`{"type":"text_delta","text":%s}`, text)
-	}
-	for _, e := range []struct{ name, data string }{
-		{"message_start", `{"type":"message_start","message":{"id":"msg_bench","type":"message","role":"assistant","model":"claude-mock","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":10,"output_tokens":1}}}`},
-		{"content_block_start", `{"type":"content_block_start","index":0,"content_block":` + start + `}`},
-		{"content_block_delta", `{"type":"content_block_delta","index":0,"delta":` + delta + `}`},
-		{"content_block_stop", `{"type":"content_block_stop","index":0}`},
-		{"message_delta", fmt.Sprintf(`{"type":"message_delta","delta":{"stop_reason":%q,"stop_sequence":null},"usage":{"output_tokens":10}}`, stop)},
-		{"message_stop", `{"type":"message_stop"}`},
-	} {
-		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", e.name, e.data)
-	}
-	if f, ok := w.(http.Flusher); ok {
-		f.Flush()
-	}
 }

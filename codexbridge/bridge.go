@@ -6,7 +6,6 @@
 package codexbridge
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -16,6 +15,8 @@ import (
 	"sync"
 
 	"github.com/gatehousehq/gatehouse/api"
+	"github.com/gatehousehq/gatehouse/client"
+	"github.com/gatehousehq/gatehouse/internal/jsonl"
 )
 
 // Gatehouse is what the bridge needs of the Gatehouse client.
@@ -80,11 +81,11 @@ func (b *Bridge) Relay(ctx context.Context, fromClient io.Reader, toClient io.Wr
 
 	clientDone := make(chan error, 1)
 	go func() {
-		err := eachLine(fromClient, func(line []byte) error { return b.fromClient(ctx, line) })
+		err := jsonl.EachLine(fromClient, func(line []byte) error { return b.fromClient(ctx, line) })
 		_ = toCodex.Close()
 		clientDone <- err
 	}()
-	err := eachLine(fromCodex, func(line []byte) error { return b.fromCodex(ctx, line, toClient) })
+	err := jsonl.EachLine(fromCodex, func(line []byte) error { return b.fromCodex(ctx, line, toClient) })
 	stopAll()
 	b.withdrawAll()
 	b.work.Wait()
@@ -96,26 +97,6 @@ func (b *Bridge) Relay(ctx context.Context, fromClient io.Reader, toClient io.Wr
 		// when the caller's stdin does.
 	}
 	return err
-}
-
-// eachLine calls fn with each newline-terminated message (the newline kept),
-// and a last one without a newline.
-func eachLine(r io.Reader, fn func([]byte) error) error {
-	br := bufio.NewReaderSize(r, 64<<10)
-	for {
-		line, err := br.ReadBytes('\n')
-		if len(line) > 0 {
-			if ferr := fn(line); ferr != nil {
-				return ferr
-			}
-		}
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-	}
 }
 
 // fromCodex relays one line to the client unchanged, and files it when it is
@@ -232,7 +213,7 @@ func (b *Bridge) askOperator(ctx context.Context, p *pending) {
 			return // answered elsewhere, or the bridge stops: the withdrawal follows
 		}
 	}
-	option := OperatorDecision(r, final)
+	option := client.DecidedOption(r, final)
 	if _, ok := p.approval.results[option]; !ok {
 		b.logf("%s ended %s without a decision; the local client answers", r.ID, final.Status)
 		return

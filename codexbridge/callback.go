@@ -12,8 +12,8 @@ import (
 // no longer holds (it restarted, or the local client answered first) is
 // client.ErrGone: the server records a conflict and tells the operator.
 //
-// The decision is read back from Gatehouse and judged by OperatorDecision, like
-// the wait's, so whether Gatehouse decided is said in one place.
+// The decision is read back from Gatehouse and judged by client.DecidedOption,
+// like the wait's, so whether Gatehouse decided is said in one place.
 func (b *Bridge) OnDecision(ctx context.Context, d api.Decision) error {
 	b.mu.Lock()
 	p, settled := b.filed[d.RequestID], b.settled[d.RequestID]
@@ -32,7 +32,7 @@ func (b *Bridge) OnDecision(ctx context.Context, d api.Decision) error {
 	if err != nil {
 		return err // the server retries
 	}
-	option := OperatorDecision(filedAs, final)
+	option := client.DecidedOption(filedAs, final)
 	if _, ok := p.approval.results[option]; !ok {
 		return client.ErrGone
 	}
@@ -40,24 +40,4 @@ func (b *Bridge) OnDecision(ctx context.Context, d api.Decision) error {
 		return client.ErrGone
 	}
 	return nil
-}
-
-// OperatorDecision is the option id the operator chose on the filed request,
-// or "" when it ended without one (expired, cancelled, dismissed). It is the
-// one place that says whether Gatehouse decided; filed is the record the
-// filing answered, so a check that the decision was made on what was filed
-// belongs here too.
-func OperatorDecision(filed, final *api.Request) string {
-	if filed == nil || final == nil || final.ID != filed.ID || final.Status != "resolved" || final.Decision == nil {
-		return ""
-	}
-	if !final.DecidedOn(filed.ActionDigest) {
-		return "" // decided on another version than the one filed
-	}
-	for _, o := range final.Options {
-		if o.ID == *final.Decision {
-			return o.ID
-		}
-	}
-	return ""
 }

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/internal/modelmock"
 	"github.com/gatehousehq/gatehouse/internal/testkit"
 )
 
@@ -104,14 +105,14 @@ var acpAgents = []acpAgent{
 // bundled Claude Code's update checks, telemetry and error reports, and a
 // fresh plugin blocklist keeps it from fetching one at start.
 func startClaudeACP(t *testing.T, modules, home string) ([]string, []string, func() string) {
-	model := newAnthropicMock(t, acpCommand)
+	model := modelmock.NewAnthropic(t, acpCommand)
 	blocklist := fmt.Sprintf(`{"fetchedAt":%q,"plugins":[]}`, time.Now().UTC().Format(time.RFC3339))
 	writeFile(t, filepath.Join(home, ".claude", "plugins", "blocklist.json"), blocklist)
 	return []string{filepath.Join(modules, ".bin", "claude-agent-acp")}, []string{
-		"ANTHROPIC_BASE_URL=" + model.srv.URL, "ANTHROPIC_API_KEY=sk-ant-gatehouse-test-dummy",
+		"ANTHROPIC_BASE_URL=" + model.URL, "ANTHROPIC_API_KEY=sk-ant-gatehouse-test-dummy",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1",
 		"DISABLE_ERROR_REPORTING=1", "DISABLE_BUG_COMMAND=1",
-	}, model.seen
+	}, model.Seen
 }
 
 // codexACPConfig points codex-acp at the Responses mock and turns off what
@@ -142,20 +143,20 @@ persistence = "none"
 `
 
 func startCodexACP(t *testing.T, modules, home string) ([]string, []string, func() string) {
-	model := newACPResponsesMock(t, acpCommand)
+	model := modelmock.NewResponses(t, acpCommand, "The command writes a file.")
 	codexHome := filepath.Join(home, ".codex")
 	writeFile(t, filepath.Join(codexHome, "config.toml"), fmt.Sprintf(codexACPConfig, model.URL))
 	return []string{filepath.Join(modules, "@zed-industries", "codex-acp-linux-x64", "bin", "codex-acp")},
-		[]string{"CODEX_HOME=" + codexHome, "GATEHOUSE_TEST_MOCK_KEY=mock"}, model.seen
+		[]string{"CODEX_HOME=" + codexHome, "GATEHOUSE_TEST_MOCK_KEY=mock"}, model.Seen
 }
 
 // startGeminiACP: GOOGLE_GEMINI_BASE_URL alone selects the gateway sign-in
 // (no key); usage statistics, which would be posted to Google, are off.
 func startGeminiACP(t *testing.T, modules, home string) ([]string, []string, func() string) {
-	model := newGeminiMock(t, acpCommand)
+	model := modelmock.NewGemini(t, acpCommand)
 	writeFile(t, filepath.Join(home, ".gemini", "settings.json"), `{"privacy":{"usageStatisticsEnabled":false}}`)
 	return []string{filepath.Join(modules, ".bin", "gemini"), "--acp"},
-		[]string{"GOOGLE_GEMINI_BASE_URL=" + model.URL}, model.seen
+		[]string{"GOOGLE_GEMINI_BASE_URL=" + model.URL}, model.Seen
 }
 
 func writeFile(t *testing.T, path, content string) {

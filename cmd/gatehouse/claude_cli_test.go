@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/gatehousehq/gatehouse/internal/modelmock"
 	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"net/http"
 	"net/http/httptest"
@@ -137,13 +138,13 @@ func (c claudeCLI) settings(t *testing.T) string {
 // run starts `claude -p` in its own process group and waits for it. Once it
 // has exited, no process of that group may be left: the hook and the Bash
 // tool's shells all ended with it.
-func (c claudeCLI) run(t *testing.T, model *anthropicMock, gatehouseURL, token string) run {
+func (c claudeCLI) run(t *testing.T, model *modelmock.Anthropic, gatehouseURL, token string) run {
 	t.Helper()
 	return c.runSettings(t, c.settings(t), model, gatehouseURL, token)
 }
 
 // runSettings is run with the given ~/.claude/settings.json.
-func (c claudeCLI) runSettings(t *testing.T, settings string, model *anthropicMock, gatehouseURL, token string) run {
+func (c claudeCLI) runSettings(t *testing.T, settings string, model *modelmock.Anthropic, gatehouseURL, token string) run {
 	t.Helper()
 	tr, proxy := newTrap(t)
 	home, project := t.TempDir(), t.TempDir()
@@ -157,14 +158,14 @@ func (c claudeCLI) runSettings(t *testing.T, settings string, model *anthropicMo
 	defer cancel()
 	cmd := exec.CommandContext(ctx, c.bin, "-p", "Run the command.", "--max-turns", "6")
 	cmd.Dir = project
-	cmd.Env = c.env(home, model.srv.URL, gatehouseURL, token, proxy)
+	cmd.Env = c.env(home, model.URL, gatehouseURL, token, proxy)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	if ctx.Err() != nil {
-		t.Fatalf("claude -p did not finish within %s; model calls: %s\nstderr: %s", cliGuard, model.seen(), stderr.String())
+		t.Fatalf("claude -p did not finish within %s; model calls: %s\nstderr: %s", cliGuard, model.Seen(), stderr.String())
 	}
 	if left := syscall.Kill(-cmd.Process.Pid, 0); !errors.Is(left, syscall.ESRCH) {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
@@ -173,7 +174,7 @@ func (c claudeCLI) runSettings(t *testing.T, settings string, model *anthropicMo
 	if caught := tr.caught(); len(caught) > 0 {
 		t.Errorf("the CLI tried to reach past the mock: %v", caught)
 	}
-	t.Logf("model calls: %s", model.seen())
+	t.Logf("model calls: %s", model.Seen())
 	return run{project: project, stdout: stdout.String(), stderr: stderr.String(), err: err}
 }
 
@@ -237,11 +238,11 @@ func (r run) check(t *testing.T) {
 }
 
 // tell is what the model was told about each command, in order.
-func tell(t *testing.T, model *anthropicMock, n int) []toolResult {
+func tell(t *testing.T, model *modelmock.Anthropic, n int) []modelmock.ToolResult {
 	t.Helper()
-	got := model.finalResults()
+	got := model.FinalResults()
 	if len(got) != n {
-		t.Fatalf("the model saw %d tool results, want %d: %+v (calls: %s)", len(got), n, got, model.seen())
+		t.Fatalf("the model saw %d tool results, want %d: %+v (calls: %s)", len(got), n, got, model.Seen())
 	}
 	return got
 }
@@ -276,7 +277,7 @@ func TestRealClaudeCode(t *testing.T) {
 	cli := realClaude(t)
 	t.Run("an operator's allow lets the command run", func(t *testing.T) {
 		g := newGatehouse(t)
-		model := newAnthropicMock(t, "git init gh-allow")
+		model := modelmock.NewAnthropic(t, "git init gh-allow")
 		decided := g.decideEach(t, [2]string{"once", ""})
 		res := cli.run(t, model, g.env.URL, g.agent)
 		res.check(t)
@@ -292,7 +293,7 @@ func TestRealClaudeCode(t *testing.T) {
 	})
 	t.Run("a deny with a note reaches the model as the tool result", func(t *testing.T) {
 		g := newGatehouse(t)
-		model := newAnthropicMock(t, "git init gh-deny")
+		model := modelmock.NewAnthropic(t, "git init gh-deny")
 		decided := g.decideEach(t, [2]string{"deny", "not in this repo; use the scratch dir"})
 		res := cli.run(t, model, g.env.URL, g.agent)
 		res.check(t)
@@ -306,7 +307,7 @@ func TestRealClaudeCode(t *testing.T) {
 	t.Run("a server that is down falls back to the CLI's own prompt, a denial in -p", func(t *testing.T) {
 		down := httptest.NewServer(nil)
 		down.Close()
-		model := newAnthropicMock(t, "git init gh-down")
+		model := modelmock.NewAnthropic(t, "git init gh-down")
 		res := cli.run(t, model, down.URL, "gh_unused")
 		res.check(t)
 		got := tell(t, model, 1)
@@ -317,7 +318,7 @@ func TestRealClaudeCode(t *testing.T) {
 	})
 	t.Run("allow for this session covers the same rule's next call without asking", func(t *testing.T) {
 		g := newGatehouse(t)
-		model := newAnthropicMock(t, "git init gh-one", "git init gh-two")
+		model := modelmock.NewAnthropic(t, "git init gh-one", "git init gh-two")
 		decided := g.decideEach(t, [2]string{"session", ""})
 		res := cli.run(t, model, g.env.URL, g.agent)
 		res.check(t)
@@ -338,7 +339,7 @@ func TestRealClaudeCode(t *testing.T) {
 	})
 	t.Run("allow for project saves exactly the rule the option showed", func(t *testing.T) {
 		g := newGatehouse(t)
-		model := newAnthropicMock(t, "git init gh-project")
+		model := modelmock.NewAnthropic(t, "git init gh-project")
 		decided := g.decideEach(t, [2]string{"project", ""})
 		res := cli.run(t, model, g.env.URL, g.agent)
 		res.check(t)

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/gatehousehq/gatehouse/internal/modelmock"
 	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"github.com/gatehousehq/gatehouse/models"
 )
@@ -137,7 +138,7 @@ func (g *gatehouse) status(t *testing.T, id string) string {
 }
 
 // refused checks a command was not run and the model was told so.
-func refused(t *testing.T, model *anthropicMock, res run, dir string) toolResult {
+func refused(t *testing.T, model *modelmock.Anthropic, res run, dir string) modelmock.ToolResult {
 	t.Helper()
 	got := tell(t, model, 1)
 	if !got[0].IsError || created(res.project, dir) {
@@ -166,7 +167,7 @@ func TestRealClaudeCodeHTTPHook(t *testing.T) {
 			t.Run("an operator's allow lets the command run", func(t *testing.T) {
 				g := newGatehouse(t)
 				tap, base := newHookTap(t, g.env.URL)
-				model := newAnthropicMock(t, "git init gh-http-allow")
+				model := modelmock.NewAnthropic(t, "git init gh-http-allow")
 				decided := g.decideEach(t, [2]string{"once", ""})
 				res := cli.runSettings(t, settings(base, 60, 90), model, g.env.URL, g.agent)
 				res.check(t)
@@ -189,7 +190,7 @@ func TestRealClaudeCodeHTTPHook(t *testing.T) {
 			t.Run("an operator's deny keeps the command from running", func(t *testing.T) {
 				g := newGatehouse(t)
 				tap, base := newHookTap(t, g.env.URL)
-				model := newAnthropicMock(t, "git init gh-http-deny")
+				model := modelmock.NewAnthropic(t, "git init gh-http-deny")
 				decided := g.decideEach(t, [2]string{"deny", "not in this repo; use the scratch dir"})
 				res := cli.runSettings(t, settings(base, 60, 90), model, g.env.URL, g.agent)
 				res.check(t)
@@ -208,7 +209,7 @@ func TestRealClaudeCodeHTTPHook(t *testing.T) {
 			t.Run("a refused token is answered as no decision, never an error the CLI skips", func(t *testing.T) {
 				g := newGatehouse(t)
 				tap, base := newHookTap(t, g.env.URL)
-				model := newAnthropicMock(t, "git init gh-http-401")
+				model := modelmock.NewAnthropic(t, "git init gh-http-401")
 				res := cli.runSettings(t, settings(base, 60, 90), model, g.env.URL, "gh_not_a_token")
 				res.check(t)
 				refused(t, model, res, "gh-http-401")
@@ -226,7 +227,7 @@ func TestRealClaudeCodeHTTPHook(t *testing.T) {
 			t.Run("no decision within the timeout is ask, a denial in -p, and the request is cancelled", func(t *testing.T) {
 				g := newGatehouse(t)
 				tap, base := newHookTap(t, g.env.URL)
-				model := newAnthropicMock(t, "git init gh-http-timeout")
+				model := modelmock.NewAnthropic(t, "git init gh-http-timeout")
 				filed := g.firstFiled()
 				res := cli.runSettings(t, settings(base, 1, 30), model, g.env.URL, g.agent)
 				res.check(t)
@@ -247,7 +248,7 @@ func TestRealClaudeCodeHTTPHook(t *testing.T) {
 			t.Run("an unreachable server leaves the command not run", func(t *testing.T) {
 				down := httptest.NewServer(nil)
 				down.Close()
-				model := newAnthropicMock(t, "git init gh-http-down")
+				model := modelmock.NewAnthropic(t, "git init gh-http-down")
 				res := cli.runSettings(t, settings(down.URL, 60, 90), model, down.URL, "gh_unused")
 				res.check(t)
 				refused(t, model, res, "gh-http-down")
@@ -262,7 +263,7 @@ func TestRealClaudeCodeHTTPHook(t *testing.T) {
 			t.Run("a refused token asks even for a call the CLI's own settings allow", func(t *testing.T) {
 				g := newGatehouse(t)
 				tap, base := newHookTap(t, g.env.URL)
-				model := newAnthropicMock(t, "git init gh-http-401-allowed")
+				model := modelmock.NewAnthropic(t, "git init gh-http-401-allowed")
 				res := cli.runSettings(t, allowing(t, settings(base, 60, 90), "Bash(git init *)"), model, base, "gh_not_a_token")
 				res.check(t)
 				refused(t, model, res, "gh-http-401-allowed")
@@ -276,7 +277,7 @@ func TestRealClaudeCodeHTTPHook(t *testing.T) {
 			t.Run("a server that is down leaves a call the CLI's own settings allow to those settings", func(t *testing.T) {
 				down := httptest.NewServer(nil)
 				down.Close()
-				model := newAnthropicMock(t, "git init gh-http-down-allowed")
+				model := modelmock.NewAnthropic(t, "git init gh-http-down-allowed")
 				res := cli.runSettings(t, allowing(t, settings(down.URL, 60, 90), "Bash(git init *)"), model, down.URL, "gh_unused")
 				res.check(t)
 				if got := tell(t, model, 1); got[0].IsError || !created(res.project, "gh-http-down-allowed") {

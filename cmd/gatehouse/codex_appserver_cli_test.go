@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/gatehousehq/gatehouse/internal/modelmock"
 	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"io"
 	"os"
@@ -27,13 +28,13 @@ type appClient struct {
 	lines  chan []byte
 	exited chan error
 	stderr *syncBuf
-	mock   *responsesMock
+	mock   *modelmock.Responses
 	home   string
 }
 
 func startAppServer(t *testing.T, codex, gatehouse, url, token string, flags ...string) (*appClient, string) {
 	t.Helper()
-	mock := newResponsesMock(t, "echo gatehouse-ok")
+	mock := modelmock.NewResponses(t, "echo gatehouse-ok", "Pushing needs to write outside the workspace.")
 	home := t.TempDir()
 	codexHome, project := filepath.Join(home, ".codex"), filepath.Join(home, "project")
 	for _, d := range []string{codexHome, project} {
@@ -216,9 +217,7 @@ func TestCodexAppServerBridgeRealCLI(t *testing.T) {
 		c.awaitResolved(approval.ID)
 		c.awaitMethod("turn/completed")
 		c.end()
-		c.mock.mu.Lock()
-		got := c.mock.outputs
-		c.mock.mu.Unlock()
+		got := c.mock.Outputs()
 		if len(got) != 1 || strings.Contains(got[0], "gatehouse-ok\n") {
 			t.Fatalf("tool results %q: want one, the command declined", got)
 		}

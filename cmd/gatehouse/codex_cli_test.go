@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/gatehousehq/gatehouse/internal/modelmock"
 	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"os"
 	"os/exec"
@@ -57,7 +58,7 @@ persistence = "none"
 // codexRun is one `codex exec` run with Gatehouse's hook in its hooks.json.
 type codexRun struct {
 	home   string // HOME, CODEX_HOME and the project are under it
-	mock   *responsesMock
+	mock   *modelmock.Responses
 	stdout string
 	stderr string
 	err    error
@@ -68,7 +69,7 @@ type codexRun struct {
 // command pointed at the built gatehouse binary, the hook at the given server.
 func runCodexExec(t *testing.T, codex, gatehouse, hooksFile, url, token, command string) *codexRun {
 	t.Helper()
-	mock := newResponsesMock(t, command)
+	mock := modelmock.NewResponses(t, command, "Pushing needs to write outside the workspace.")
 	home := t.TempDir()
 	codexHome := filepath.Join(home, ".codex")
 	project := filepath.Join(home, "project")
@@ -108,12 +109,11 @@ func write(t *testing.T, path string, b []byte) {
 // toolOutput is what the model was handed as the command's result.
 func (r *codexRun) toolOutput(t *testing.T) string {
 	t.Helper()
-	r.mock.mu.Lock()
-	defer r.mock.mu.Unlock()
-	if len(r.mock.outputs) != 1 {
-		t.Fatalf("the model got %d tool results, want 1 (exec err %v)\nstdout:\n%s\nstderr:\n%s", len(r.mock.outputs), r.err, r.stdout, r.stderr)
+	outputs := r.mock.Outputs()
+	if len(outputs) != 1 {
+		t.Fatalf("the model got %d tool results, want 1 (exec err %v)\nstdout:\n%s\nstderr:\n%s", len(outputs), r.err, r.stdout, r.stderr)
 	}
-	return r.mock.outputs[0]
+	return outputs[0]
 }
 
 func TestCodexCLI(t *testing.T) {
@@ -196,9 +196,7 @@ func TestCodexCLI(t *testing.T) {
 // gave no decision.
 func (r *codexRun) checkReviewer(t *testing.T, want bool) {
 	t.Helper()
-	r.mock.mu.Lock()
-	n := r.mock.other
-	r.mock.mu.Unlock()
+	n := r.mock.Reviews()
 	if (n > 0) != want {
 		t.Fatalf("Codex's approval reviewer was asked %d times; want asked: %v", n, want)
 	}

@@ -1,42 +1,64 @@
-package main_test
+package modelmock
 
 import (
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 )
 
-// anthropicMock is a small Anthropic Messages API on 127.0.0.1: the model it
-// plays asks for the Bash commands in cmds, one per turn, then ends the turn.
-// It records every tool_result Claude Code sends back, so a test reads what
-// the model was told.
-type anthropicMock struct {
-	t    testing.TB
-	cmds []string
-	srv  *httptest.Server
+// Anthropic is the Anthropic Messages API (POST /v1/messages, plain or
+// streamed) for Claude Code. Its model asks for the Bash commands it was
+// given, one per turn, then ends the turn; it records the tool results Claude
+// Code sent back by then, so a test reads what the model was told.
+type Anthropic struct {
+	// URL is the base URL, for ANTHROPIC_BASE_URL.
+	URL string
+	calls
 
+	cfg     AnthropicConfig
 	mu      sync.Mutex
-	results []toolResult
-	paths   []string
+	results []ToolResult
 }
 
-// toolResult is one tool_result block Claude Code sent the model.
-type toolResult struct {
+// AnthropicConfig is what an Anthropic mock's model does.
+type AnthropicConfig struct {
+	// Commands are the Bash commands the model asks for, one per turn.
+	Commands []string
+	// Sent, when set, is called with a tool_use's id once its streamed
+	// answer has been flushed to the client (a benchmark's start time).
+	Sent func(id string)
+}
+
+// ToolResult is one tool_result block Claude Code sent the model.
+type ToolResult struct {
 	ToolUseID string `json:"tool_use_id"`
 	IsError   bool   `json:"is_error"`
 	Content   string `json:"-"`
 }
 
-func newAnthropicMock(t testing.TB, cmds ...string) *anthropicMock {
-	m := &anthropicMock{t: t, cmds: cmds}
-	m.srv = httptest.NewServer(http.HandlerFunc(m.serve))
-	t.Cleanup(m.srv.Close)
+// NewAnthropic starts a mock whose model asks for cmds.
+func NewAnthropic(t testing.TB, cmds ...string) *Anthropic {
+	t.Helper()
+	return StartAnthropic(t, AnthropicConfig{Commands: cmds})
+}
+
+// StartAnthropic starts a mock that does what cfg says.
+func StartAnthropic(t testing.TB, cfg AnthropicConfig) *Anthropic {
+	t.Helper()
+	m := &Anthropic{cfg: cfg}
+	m.URL = start(t, m.serve).URL
 	return m
+}
+
+// FinalResults are the tool results the model saw when it ended the turn.
+func (m *Anthropic) FinalResults() []ToolResult {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]ToolResult(nil), m.results...)
 }
 
 // messagesBody is the part of a Messages API request the mock reads.
@@ -51,10 +73,8 @@ type messagesBody struct {
 	} `json:"tools"`
 }
 
-func (m *anthropicMock) serve(w http.ResponseWriter, r *http.Request) {
-	m.mu.Lock()
-	m.paths = append(m.paths, r.Method+" "+r.URL.Path)
-	m.mu.Unlock()
+func (m *Anthropic) serve(w http.ResponseWriter, r *http.Request) {
+	m.add(r)
 	switch {
 	case r.Method == http.MethodPost && r.URL.Path == "/v1/messages/count_tokens":
 		fmt.Fprint(w, `{"input_tokens":10}`)
@@ -65,7 +85,7 @@ func (m *anthropicMock) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var body messagesBody
-	if err := json.NewDecoder(io.LimitReader(r.Body, 16<<20)).Decode(&body); err != nil {
+	if err := json.NewDecoder(io.LimitReader(r.Body, maxBody)).Decode(&body); err != nil {
 		http.Error(w, `{"type":"error","error":{"type":"invalid_request_error","message":"bad json"}}`, http.StatusBadRequest)
 		return
 	}
@@ -74,20 +94,21 @@ func (m *anthropicMock) serve(w http.ResponseWriter, r *http.Request) {
 		hasBash = hasBash || tl.Name == "Bash"
 	}
 	// The conversation's tool results so far say which turn this is.
-	var results []toolResult
+	var results []ToolResult
 	for _, msg := range body.Messages {
 		results = append(results, toolResults(msg.Role, msg.Content)...)
 	}
-	var block string
+	var block, id string
 	stop := "end_turn"
 	switch {
 	case !hasBash:
 		// A side call (a title, a summary): plain text.
 		block = `{"type":"text","text":"ok"}`
-	case len(results) < len(m.cmds):
+	case len(results) < len(m.cfg.Commands):
 		n := len(results)
-		input, _ := json.Marshal(map[string]string{"command": m.cmds[n], "description": "gatehouse test"})
-		block = fmt.Sprintf(`{"type":"tool_use","id":"toolu_01GatehouseMock%010d","name":"Bash","input":%s}`, n+1, input)
+		id = fmt.Sprintf("toolu_01GatehouseMock%010d", n+1)
+		input, _ := json.Marshal(map[string]string{"command": m.cfg.Commands[n], "description": "gatehouse test"})
+		block = fmt.Sprintf(`{"type":"tool_use","id":%q,"name":"Bash","input":%s}`, id, input)
 		stop = "tool_use"
 	default:
 		m.mu.Lock()
@@ -95,16 +116,19 @@ func (m *anthropicMock) serve(w http.ResponseWriter, r *http.Request) {
 		m.mu.Unlock()
 		block = `{"type":"text","text":"done"}`
 	}
-	if body.Stream {
-		streamMessage(w, block, stop)
+	if !body.Stream {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"id":"msg_gatehouse_mock","type":"message","role":"assistant","model":"claude-mock","content":[%s],"stop_reason":%q,"stop_sequence":null,"usage":{"input_tokens":10,"output_tokens":10}}`, block, stop)
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
-	fmt.Fprintf(w, `{"id":"msg_gatehouse_mock","type":"message","role":"assistant","model":"claude-mock","content":[%s],"stop_reason":%q,"stop_sequence":null,"usage":{"input_tokens":10,"output_tokens":10}}`, block, stop)
+	streamMessage(w, block, stop)
+	if id != "" && m.cfg.Sent != nil {
+		m.cfg.Sent(id)
+	}
 }
 
 // toolResults are the tool_result blocks of one user message.
-func toolResults(role string, content json.RawMessage) []toolResult {
+func toolResults(role string, content json.RawMessage) []ToolResult {
 	if role != "user" {
 		return nil
 	}
@@ -117,18 +141,18 @@ func toolResults(role string, content json.RawMessage) []toolResult {
 	if json.Unmarshal(content, &blocks) != nil {
 		return nil // a plain string
 	}
-	var out []toolResult
+	var out []ToolResult
 	for _, b := range blocks {
 		if b.Type != "tool_result" {
 			continue
 		}
-		out = append(out, toolResult{ToolUseID: b.ToolUseID, IsError: b.IsError, Content: resultText(b.Content)})
+		out = append(out, ToolResult{ToolUseID: b.ToolUseID, IsError: b.IsError, Content: partsText(b.Content)})
 	}
 	return out
 }
 
-// resultText is a tool_result's content as text: a string, or its text blocks.
-func resultText(raw json.RawMessage) string {
+// partsText is a tool result's content as text: a string, or its text parts.
+func partsText(raw json.RawMessage) string {
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
 		return s
@@ -181,18 +205,4 @@ func streamMessage(w http.ResponseWriter, block, stop string) {
 	if f, ok := w.(http.Flusher); ok {
 		f.Flush()
 	}
-}
-
-// finalResults are the tool results the model saw when it ended the turn.
-func (m *anthropicMock) finalResults() []toolResult {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return append([]toolResult(nil), m.results...)
-}
-
-// seen lists the API calls the mock answered, for a failing test's log.
-func (m *anthropicMock) seen() string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return strings.Join(m.paths, ", ")
 }
