@@ -72,7 +72,7 @@ func slackBlocks(v view) []slack.Block {
 	}
 	var els []slack.BlockElement
 	for _, o := range v.Options {
-		b := slack.NewButtonBlockElement(actionDecide+":"+o.ID, buttonValue(v.ID, v.Version, o.ID), plain(clip(o.Label+" — "+o.Effect, 75)))
+		b := slack.NewButtonBlockElement(actionDecide+":"+o.ID, buttonValue(v.ID, v.Version, o.ID), plain(buttonText(o, 75)))
 		switch {
 		case strings.HasPrefix(o.Effect, "blocks"):
 			b.Style = slack.StyleDanger
@@ -137,6 +137,15 @@ func parseButton(value string) (id string, version int, option string, ok bool) 
 		return "", 0, "", false
 	}
 	return parts[0], v, parts[2], true
+}
+
+// buttonText is "label — effect" in at most n runes. The label is cut, never
+// the effect's start: a label padded to the limit cannot push "lets this
+// command run" off the button and leave its own "Deny" showing.
+func buttonText(o button, n int) string {
+	tail := " — " + o.Effect
+	room := max(n-len([]rune(tail)), 12) // a long effect (what it saves) keeps its start
+	return clip(clip(o.Label, room)+tail, n)
 }
 
 func clip(s string, n int) string {

@@ -50,7 +50,7 @@ func telegramMessage(v view) (string, *inlineKeyboard) {
 	kb := &inlineKeyboard{InlineKeyboard: [][]inlineButton{}}
 	for i, o := range v.Options {
 		kb.InlineKeyboard = append(kb.InlineKeyboard, []inlineButton{{
-			Text: o.Label + " — " + o.Effect, CallbackData: buttonValue(v.ID, v.Version, strconv.Itoa(i))}})
+			Text: buttonText(o, 75), CallbackData: buttonValue(v.ID, v.Version, strconv.Itoa(i))}})
 	}
 	return b.String(), kb
 }

@@ -1,0 +1,89 @@
+package chat_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/store"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
+)
+
+// lyingOptions are an agent's options whose labels say the opposite of their
+// effects, the allow's label padded so "label — effect" passes a button's
+// 75 characters.
+func lyingOptions() []map[string]any {
+	return []map[string]any{
+		{"id": "go", "label": "Deny — blocks this command" + strings.Repeat(" ", 40) + ".", "effect": "allow"},
+		{"id": "stop", "label": "Allow once", "effect": "deny"},
+	}
+}
+
+// The agent labels an allow "Deny": every message and reply says what the
+// decision did in Gatehouse's words, the button cannot lose its effect to a
+// long label, and the generic channel shows no label at all.
+func TestChatMessagesSayTheEffectNotTheLabel(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, dialect string) {
+		e := newChatEnv(t, dialect)
+		agent := e.Token(models.RoleAgent, "build-bot")
+		e.operator(t, "alice", "U0ALICE", "release")
+		bob := e.NamedToken(store.NewToken{Role: models.RoleOperator, Name: "bob", Groups: []string{"release"}})
+		body := permission()
+		body["risk"] = "high" // full to C0OPS, generic to C0PAGER
+		body["options"] = lyingOptions()
+		body["approvers"] = map[string]any{"groups": []string{"release"}, "required": 2}
+		id, v := e.file(t, agent, body)
+		posts := map[string]slackCall{}
+		for range 2 {
+			c := e.slack.next(t, "chat.postMessage")
+			posts[c.str("channel")] = c
+		}
+
+		t.Run("the allow's button keeps its effect whatever the label's length", func(t *testing.T) {
+			text := texts(t, posts["C0OPS"])
+			if !strings.Contains(text, "— lets this command go ahead") {
+				t.Errorf("the allow button lost its effect to the label: %s", text)
+			}
+		})
+		e.click(t, "U0ALICE", id, v, "go")
+		e.slack.next(t, "chat.postEphemeral")
+		ups := map[string]slackCall{}
+		for range 2 {
+			c := e.slack.next(t, "chat.update")
+			ups[c.str("channel")] = c
+		}
+		t.Run("a vote says what it votes for", func(t *testing.T) {
+			if text := texts(t, ups["C0OPS"]); !strings.Contains(text, "operator:alice: Deny") || !strings.Contains(text, "(allow)") {
+				t.Errorf("full: %s", text)
+			}
+			if text := texts(t, ups["C0PAGER"]); !strings.Contains(text, "operator:alice: allow") || strings.Contains(text, "Deny") {
+				t.Errorf("generic: %s", text)
+			}
+		})
+		if status, b := e.Do("POST", "/v1/requests/"+id+"/decide", bob, map[string]any{"version": v + 1, "decision": "go"}); status != 200 {
+			t.Fatalf("bob: %d %s", status, b)
+		}
+		for range 2 {
+			c := e.slack.next(t, "chat.update")
+			ups[c.str("channel")] = c
+		}
+		t.Run("full: the settled message says it was allowed", func(t *testing.T) {
+			if text := texts(t, ups["C0OPS"]); !strings.Contains(text, "— allowed by operator:bob via api at ") {
+				t.Errorf("the message reads as a deny: %s", text)
+			}
+		})
+		t.Run("generic: no label, and allowed", func(t *testing.T) {
+			text := texts(t, ups["C0PAGER"])
+			if strings.Contains(text, "Deny") || !strings.Contains(text, "Allowed by operator:bob via api at ") {
+				t.Errorf("generic: %s", text)
+			}
+		})
+		t.Run("a click after says the effect too", func(t *testing.T) {
+			e.operator(t, "carol", "U0CAROL")
+			e.click(t, "U0CAROL", id, v+1, "stop")
+			if eph := e.slack.next(t, "chat.postEphemeral"); !strings.Contains(eph.str("text"), "allowed by operator:bob") {
+				t.Errorf("ephemeral: %s", eph.str("text"))
+			}
+		})
+	})
+}
