@@ -36,6 +36,7 @@ type Bridge struct {
 
 	toAgent, toEditor *lineWriter
 	run               string // names this run in idempotency keys
+	filings           int    // permission requests registered, numbering their idempotency keys
 
 	mu       sync.Mutex
 	who      Who
@@ -56,6 +57,7 @@ type call struct {
 type ask struct {
 	id         json.RawMessage // the JSON-RPC id, as the agent sent it
 	key        string
+	filing     string // the idempotency key: this request's alone, never its id's
 	perm       *Permission
 	stop       context.CancelFunc // ends the Gatehouse wait
 	requestID  string             // the Gatehouse request, once filed
@@ -237,6 +239,10 @@ func (b *Bridge) register(ctx context.Context, m *envelope) {
 		a.perm = &Permission{}
 	}
 	delete(b.answered, key) // an id the agent uses again is a new request
+	// and a new filing: keyed by its id alone, the same line sent again
+	// would get the first filing's record back, decided.
+	b.filings++
+	a.filing = fmt.Sprintf("acp:%s:%d:%s", b.run, b.filings, key)
 	b.asks[key] = a
 	b.mu.Unlock()
 	b.work.Add(1)
