@@ -87,3 +87,38 @@ func TestChatMessagesSayTheEffectNotTheLabel(t *testing.T) {
 		})
 	})
 }
+
+// Two chat identities linked to one operator: the trail says which one
+// clicked, for a vote and for the deciding click alike.
+func TestChatDecisionAuditNamesTheChatUser(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, dialect string) {
+		e := newChatEnv(t, dialect)
+		agent := e.Token(models.RoleAgent, "build-bot")
+		op := e.operator(t, "alice", "U0ALICE", "release")
+		status, body := e.Do("POST", "/v1/chat/link-codes", op, nil)
+		if status != 201 {
+			t.Fatalf("%d %s", status, body)
+		}
+		if _, b := e.slashCommand(t, "U0SOMEONE", "link "+strings.Split(strings.Split(string(body), `"code":"`)[1], `"`)[0]); !strings.Contains(string(b), "Linked") {
+			t.Fatalf("%s", b)
+		}
+		e.operator(t, "bob", "U0BOB", "release")
+		req := permission()
+		req["approvers"] = map[string]any{"groups": []string{"release"}, "required": 2}
+		id, v := e.file(t, agent, req)
+		e.slack.next(t, "chat.postMessage")
+		e.click(t, "U0SOMEONE", id, v, "once")
+		e.slack.next(t, "chat.postEphemeral")
+		e.click(t, "U0BOB", id, v+1, "once")
+		e.slack.next(t, "chat.postEphemeral")
+		status, body = e.Do("GET", "/v1/requests/"+id+"/audit", op, nil)
+		if status != 200 {
+			t.Fatalf("%d %s", status, body)
+		}
+		for _, want := range []string{`"chat_user":"slack:T0EXAMPLE/U0SOMEONE"`, `"chat_user":"slack:T0EXAMPLE/U0BOB"`} {
+			if !strings.Contains(string(body), want) {
+				t.Errorf("the trail lacks %s: %s", want, body)
+			}
+		}
+	})
+}
