@@ -122,3 +122,28 @@ func TestChatDecisionAuditNamesTheChatUser(t *testing.T) {
 		}
 	})
 }
+
+// An option label is the filer's text: in the settled message it is plain
+// text, so a label cannot bold, strike or link (Slack links a bare URL in
+// mrkdwn).
+func TestSlackSettledMessageLabelIsPlainText(t *testing.T) {
+	e := newChatEnv(t, "sqlite")
+	agent := e.Token(models.RoleAgent, "build-bot")
+	e.operator(t, "alice", "U0ALICE")
+	body := permission()
+	body["options"] = []map[string]any{{"id": "go", "label": "*Denied* ~by rule~ https://evil.example/ok", "effect": "allow"}}
+	id, v := e.file(t, agent, body)
+	e.slack.next(t, "chat.postMessage")
+	e.click(t, "U0ALICE", id, v, "go")
+	eph := e.slack.next(t, "chat.postEphemeral")
+	up := e.slack.next(t, "chat.update")
+	if eph.str("blocks") == "" {
+		t.Errorf("the clicker's reply, holding the label, is mrkdwn text with no plain block: %v", eph.Args)
+	}
+	for _, b := range append(up.blocks(t), eph.blocks(t)...) {
+		text, _ := b["text"].(map[string]any)
+		if s, _ := text["text"].(string); strings.Contains(s, "evil.example") && text["type"] != "plain_text" {
+			t.Errorf("the label reaches Slack as %v: %v", text["type"], b)
+		}
+	}
+}

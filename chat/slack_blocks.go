@@ -58,7 +58,8 @@ func slackBlocks(v view) []slack.Block {
 	}
 	link := fmt.Sprintf("<%s|Open in Gatehouse>", v.Link)
 	if !v.Open {
-		blocks = append(blocks, slack.NewSectionBlock(md(slackEscape(v.Outcome)), nil, nil),
+		// plain_text: the outcome holds the option's label, the filer's text.
+		blocks = append(blocks, slack.NewSectionBlock(plain(v.Outcome), nil, nil),
 			slack.NewContextBlock("link", md(link)))
 		return blocks
 	}
