@@ -147,3 +147,28 @@ func TestSlackSettledMessageLabelIsPlainText(t *testing.T) {
 		}
 	}
 }
+
+// A Telegram reply decides the request of the message it replies to: a
+// reply to request A's message with a note never touches request B.
+func TestTelegramReplyDecidesOnlyItsMessage(t *testing.T) {
+	e := newBotEnv(t, "sqlite", nil)
+	e.bot.next(t, "setWebhook")
+	op := e.link(t, "alice", 42)
+	agent := e.Token(models.RoleAgent, "build-bot")
+	env := &chatEnv{Env: e.Env}
+	a, _ := env.file(t, agent, permission())
+	refA := e.bot.next(t, "sendMessage").str("_message_id")
+	b, _ := env.file(t, agent, permission())
+	e.bot.next(t, "sendMessage")
+
+	e.say(t, 42, "once fine by me", refA)
+	if got := e.bot.next(t, "sendMessage"); !strings.Contains(got.str("text"), "Done: Allow once — allowed by operator:alice via telegram") {
+		t.Errorf("reply answer: %s", got.str("text"))
+	}
+	if r := e.get(t, op, a); r["decision"] != "once" || r["note"] != "fine by me" {
+		t.Errorf("A: %v %v", r["decision"], r["note"])
+	}
+	if r := e.get(t, op, b); r["status"] != "open" {
+		t.Errorf("a reply to A's message moved B: %v", r["status"])
+	}
+}
