@@ -127,7 +127,7 @@ func (b *Bridge) answer(a *ask, o Outcome) bool {
 	a.done = true
 	delete(b.asks, a.key)
 	if !b.Headless {
-		b.answered[a.key] = true
+		b.answered[a.key]++
 	}
 	b.mu.Unlock()
 	if !b.Headless {

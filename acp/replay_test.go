@@ -104,3 +104,78 @@ func TestAgentWordsDoNotStandForTheCommand(t *testing.T) {
 		t.Errorf("agent options %v reject %q", p.AgentOption, p.Reject)
 	}
 }
+
+// The agent reuses the id of a request the operator allowed from Gatehouse
+// for a new one, before the editor answered the withdrawn first (an editor
+// answers a cancelled request too): that late answer is the first
+// request's, and never the answer to the new one.
+func TestEditorsLateAnswerIsNotTheReusedIDs(t *testing.T) {
+	s := newServer(t)
+	first := `{"jsonrpc":"2.0","id":7,"method":"session/request_permission","params":{"sessionId":"s1","toolCall":{"toolCallId":"t1","title":"ls","kind":"execute","rawInput":{"command":"ls"}},"options":[{"kind":"allow_once","name":"Allow","optionId":"allow"},{"kind":"reject_once","name":"Reject","optionId":"reject"}]}}`
+	second := strings.ReplaceAll(strings.ReplaceAll(first, `"ls"`, `"rm -rf ~"`), `"t1"`, `"t2"`)
+	edInR, edInW := io.Pipe()
+	edOutR, edOutW := io.Pipe()
+	agOutR, agOutW := io.Pipe()
+	toAgentR, toAgentW := io.Pipe()
+	log := newLog()
+	b := &acp.Bridge{Gatehouse: s.agent, Timeout: time.Minute, Log: log}
+	done := make(chan error, 1)
+	go func() { done <- b.Relay(context.Background(), edInR, edOutW, toAgentW, agOutR) }()
+	lines := func(r io.Reader, ch chan map[string]any) {
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			var m map[string]any
+			if json.Unmarshal(sc.Bytes(), &m) == nil {
+				ch <- m
+			}
+		}
+	}
+	toAgent, toEditor := make(chan map[string]any, 8), make(chan map[string]any, 8)
+	go lines(toAgentR, toAgent)
+	go lines(edOutR, toEditor)
+	t.Cleanup(func() {
+		agOutW.Close()
+		edInW.Close()
+		toAgentR.Close()
+		edOutR.Close()
+		select {
+		case <-done:
+		case <-time.After(testkit.CapWait):
+			t.Errorf("the bridge did not end")
+		}
+	})
+	write := func(w io.Writer, line string) {
+		t.Helper()
+		if _, err := io.WriteString(w, line+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	optionOf := func(m map[string]any) any {
+		r, _ := m["result"].(map[string]any)
+		o, _ := r["outcome"].(map[string]any)
+		return o["optionId"]
+	}
+
+	write(agOutW, first)
+	testkit.Recv(t, toEditor, "the first request in the editor")
+	r1 := s.filed(t, log)
+	s.decide(t, r1, "allow_once")
+	if a := testkit.Recv(t, toAgent, "the first answer"); optionOf(a) != "allow" {
+		t.Fatalf("first answer %v", a)
+	}
+	testkit.Recv(t, toEditor, "the first request's withdrawal")
+
+	write(agOutW, second)
+	testkit.Recv(t, toEditor, "the second request in the editor")
+	r2 := s.filed(t, log)
+	// The editor's answer to the first, withdrawn, request arrives now.
+	write(edInW, `{"jsonrpc":"2.0","id":7,"result":{"outcome":{"outcome":"selected","optionId":"allow"}}}`)
+	log.await(t, "the editor's answer is dropped")
+	if r, err := s.operator.Get(context.Background(), r2.ID); err != nil || r.Status != "open" {
+		t.Fatalf("the second request in Gatehouse: %v %v, want open", r, err)
+	}
+	s.decide(t, r2, "reject_once")
+	if a := testkit.Recv(t, toAgent, "the second answer"); optionOf(a) != "reject" {
+		t.Fatalf("the agent's new request got %v, want the operator's reject", a)
+	}
+}
