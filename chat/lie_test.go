@@ -1,8 +1,10 @@
 package chat_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
+	"unicode/utf16"
 
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/gatehousehq/gatehouse/models/store"
@@ -171,4 +173,50 @@ func TestTelegramReplyDecidesOnlyItsMessage(t *testing.T) {
 	if r := e.get(t, op, b); r["status"] != "open" {
 		t.Errorf("a reply to A's message moved B: %v", r["status"])
 	}
+}
+
+// The agent files a detail (and a Telegram command) with a line that reads
+// like Gatehouse's outcome: it reaches the chat set off as the filer's text
+// (a Slack quote, Telegram pre and blockquote entities), never as a line of
+// its own like the real outcome's.
+func TestChatFilerTextCannotPassForTheOutcome(t *testing.T) {
+	fake := "Deny — denied by operator:bob via page at 12:00 UTC"
+	body := permission()
+	body["detail"] = "pushes the release\n\n" + fake
+	body["command"] = "git push origin main\n\n" + fake
+
+	t.Run("slack", func(t *testing.T) {
+		e := newChatEnv(t, "sqlite")
+		agent := e.Token(models.RoleAgent, "build-bot")
+		e.file(t, agent, body)
+		c := e.slack.next(t, "chat.postMessage")
+		for _, b := range c.blocks(t) {
+			raw, _ := json.Marshal(b)
+			if strings.Contains(string(raw), "pushes the release") && (b["type"] != "rich_text" || !strings.Contains(string(raw), `"rich_text_quote"`)) {
+				t.Errorf("the detail is not quoted: %s", raw)
+			}
+		}
+	})
+	t.Run("telegram", func(t *testing.T) {
+		e := newBotEnv(t, "sqlite", nil)
+		e.bot.next(t, "setWebhook")
+		agent := e.Token(models.RoleAgent, "build-bot")
+		(&chatEnv{Env: e.Env}).file(t, agent, body)
+		m := e.bot.next(t, "sendMessage")
+		var ents []struct {
+			Type           string
+			Offset, Length int
+		}
+		if err := json.Unmarshal([]byte(m.str("entities")), &ents); err != nil {
+			t.Fatalf("entities %q: %v", m.str("entities"), err)
+		}
+		units := utf16.Encode([]rune(m.str("text")))
+		covered := map[string]string{}
+		for _, en := range ents {
+			covered[en.Type] = string(utf16.Decode(units[en.Offset : en.Offset+en.Length]))
+		}
+		if covered["pre"] != "$ "+body["command"].(string) || covered["blockquote"] != body["detail"] {
+			t.Errorf("entities %+v cover %q; text %q", ents, covered, m.str("text"))
+		}
+	})
 }

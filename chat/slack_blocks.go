@@ -53,7 +53,10 @@ func slackBlocks(v view) []slack.Block {
 				Type: slack.RTEPreformatted, Elements: []slack.RichTextSectionElement{slack.NewRichTextSectionTextElement(v.Command, nil)}}))
 		}
 		if v.Detail != "" {
-			blocks = append(blocks, slack.NewSectionBlock(plain(v.Detail), nil, nil))
+			// Quoted: the filer's lines, one of which may read like an outcome,
+			// are set off from Gatehouse's own.
+			blocks = append(blocks, slack.NewRichTextBlock("detail", &slack.RichTextQuote{
+				Type: slack.RTEQuote, Elements: []slack.RichTextSectionElement{slack.NewRichTextSectionTextElement(v.Detail, nil)}}))
 		}
 	}
 	link := fmt.Sprintf("<%s|Open in Gatehouse>", v.Link)
