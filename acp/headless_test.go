@@ -105,11 +105,10 @@ func TestHeadless(t *testing.T) {
 		h := runHeadless(t, "codex-acp", s.agent, time.Minute)
 		r := s.filed(t, h.log)
 		s.decide(t, r, "allow_always")
-		out := h.out.String()
 		if code := h.exit(t); code != 0 || !strings.Contains(h.out.String(), "outcome selected approved") {
 			t.Fatalf("exit %d, stdout %q; want Codex's allow once", code, h.out.String())
 		}
-		if out = h.out.String(); strings.Contains(out, "approved-execpolicy-amendment") {
+		if out := h.out.String(); strings.Contains(out, "approved-execpolicy-amendment") {
 			t.Fatalf("stdout %q: the agent was given its own allow_always, a promise Gatehouse cannot revoke", out)
 		}
 		grants, err := s.operator.ListRemembered(context.Background())
