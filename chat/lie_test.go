@@ -70,20 +70,20 @@ func TestChatMessagesSayTheEffectNotTheLabel(t *testing.T) {
 			ups[c.str("channel")] = c
 		}
 		t.Run("full: the settled message says it was allowed", func(t *testing.T) {
-			if text := texts(t, ups["C0OPS"]); !strings.Contains(text, "— allowed by operator:bob via api at ") {
+			if text := texts(t, ups["C0OPS"]); !strings.Contains(text, "— approved by operator:bob via api at ") {
 				t.Errorf("the message reads as a deny: %s", text)
 			}
 		})
 		t.Run("generic: no label, and allowed", func(t *testing.T) {
 			text := texts(t, ups["C0PAGER"])
-			if strings.Contains(text, "Deny") || !strings.Contains(text, "Allowed by operator:bob via api at ") {
+			if strings.Contains(text, "Deny") || !strings.Contains(text, "Approved by operator:bob via api at ") {
 				t.Errorf("generic: %s", text)
 			}
 		})
 		t.Run("a click after says the effect too", func(t *testing.T) {
 			e.operator(t, "carol", "U0CAROL")
 			e.click(t, "U0CAROL", id, v+1, "stop")
-			if eph := e.slack.next(t, "chat.postEphemeral"); !strings.Contains(eph.str("text"), "allowed by operator:bob") {
+			if eph := e.slack.next(t, "chat.postEphemeral"); !strings.Contains(eph.str("text"), "approved by operator:bob") {
 				t.Errorf("ephemeral: %s", eph.str("text"))
 			}
 		})
@@ -164,7 +164,7 @@ func TestTelegramReplyDecidesOnlyItsMessage(t *testing.T) {
 	e.bot.next(t, "sendMessage")
 
 	e.say(t, 42, "once fine by me", refA)
-	if got := e.bot.next(t, "sendMessage"); !strings.Contains(got.str("text"), "Done: Allow once — allowed by operator:alice via telegram") {
+	if got := e.bot.next(t, "sendMessage"); !strings.Contains(got.str("text"), "Done: Allow once — approved by operator:alice via telegram") {
 		t.Errorf("reply answer: %s", got.str("text"))
 	}
 	if r := e.get(t, op, a); r["decision"] != "once" || r["note"] != "fine by me" {

@@ -110,7 +110,7 @@ func TestSlackClickDecides(t *testing.T) {
 		if b := buttons(t, up); len(b) != 0 {
 			t.Errorf("buttons left after the decision: %v", b)
 		}
-		if text := texts(t, up); !strings.Contains(text, "Allow once — allowed by operator:alice via slack at ") {
+		if text := texts(t, up); !strings.Contains(text, "Allow once — approved by operator:alice via slack at ") {
 			t.Errorf("update does not say how, by whom, when: %s", text)
 		}
 		golden(t, "update_decided.json", up, id)
@@ -223,7 +223,7 @@ func TestSlackTwoPersonApproval(t *testing.T) {
 			t.Fatalf("two approvals did not resolve it: %v", r["status"])
 		}
 		up = e.slack.next(t, "chat.update")
-		if text := texts(t, up); !strings.Contains(text, "Allow once — allowed by operator:bob via api") || len(buttons(t, up)) != 0 {
+		if text := texts(t, up); !strings.Contains(text, "Allow once — approved by operator:bob via api") || len(buttons(t, up)) != 0 {
 			t.Errorf("final update: %s", text)
 		}
 	})

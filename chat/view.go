@@ -129,12 +129,12 @@ func genericOutcome(r *models.Request) string {
 	return closedText(r, "the filer", "", verb)
 }
 
-// verbOf is what the decision did in Gatehouse's words: "allowed", "denied",
-// "" for an option with no effect or an answer.
+// verbOf is what the decision did in Gatehouse's words (the page's):
+// "approved", "denied", "" for an option with no effect or an answer.
 func verbOf(r *models.Request) string {
 	switch r.DecisionEffect() {
 	case models.EffectAllow:
-		return "allowed"
+		return "approved"
 	case models.EffectDeny:
 		return "denied"
 	}
