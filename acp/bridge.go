@@ -37,13 +37,14 @@ type Bridge struct {
 
 	toAgent, toEditor *lineWriter
 	run               string // names this run in idempotency keys
+	filings           int    // permission requests registered, numbering their idempotency keys
 
 	mu       sync.Mutex
 	who      Who
 	sessions map[string]string // sessionId -> cwd, from session/new and session/load
 	calls    map[string]call   // editor->agent requests awaiting the agent's answer, by id
 	asks     map[string]*ask   // agent->editor permission requests not yet answered, by id
-	answered map[string]bool   // agent->editor requests the bridge answered: the editor's answer is dropped
+	answered map[string]int    // per id, answers the editor still owes for requests the bridge answered: dropped
 	work     sync.WaitGroup    // filings, waits and withdrawals in flight
 }
 
@@ -57,6 +58,7 @@ type call struct {
 type ask struct {
 	id         json.RawMessage // the JSON-RPC id, as the agent sent it
 	key        string
+	filing     string // the idempotency key: this request's alone, never its id's
 	perm       *Permission
 	stop       context.CancelFunc // ends the Gatehouse wait
 	requestID  string             // the Gatehouse request, once filed
@@ -77,7 +79,7 @@ func (b *Bridge) Relay(ctx context.Context, fromEditor io.Reader, toEditor io.Wr
 	b.mu.Lock()
 	b.toAgent, b.toEditor = &lineWriter{w: toAgent}, &lineWriter{w: toEditor}
 	b.run = hex.EncodeToString(nonce[:])
-	b.sessions, b.calls, b.asks, b.answered = map[string]string{}, map[string]call{}, map[string]*ask{}, map[string]bool{}
+	b.sessions, b.calls, b.asks, b.answered = map[string]string{}, map[string]call{}, map[string]*ask{}, map[string]int{}
 	b.mu.Unlock()
 
 	editorDone := make(chan error, 1)
@@ -134,8 +136,13 @@ func (b *Bridge) fromEditor(line []byte) error {
 	case m.isResponse():
 		key := idKey(m.ID)
 		b.mu.Lock()
-		if b.answered[key] {
-			delete(b.answered, key)
+		if b.answered[key] > 0 {
+			// An editor answers a withdrawn request too, and before any
+			// later request under the same id: this answer is the withdrawn one's.
+			b.answered[key]--
+			if b.answered[key] == 0 {
+				delete(b.answered, key)
+			}
 			b.mu.Unlock()
 			b.logf("request %s: answered already; the editor's answer is dropped", key)
 			return nil
@@ -237,7 +244,11 @@ func (b *Bridge) register(ctx context.Context, m *envelope) {
 	if perm == nil {
 		a.perm = &Permission{}
 	}
-	delete(b.answered, key) // an id the agent uses again is a new request
+	// An id the agent uses again is a new request and a new filing: keyed by
+	// its id alone, the same line sent again would get the first filing's
+	// record back, decided.
+	b.filings++
+	a.filing = fmt.Sprintf("acp:%s:%d:%s", b.run, b.filings, key)
 	b.asks[key] = a
 	b.mu.Unlock()
 	b.work.Add(1)

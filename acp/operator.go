@@ -27,7 +27,7 @@ func (b *Bridge) askOperator(ctx context.Context, a *ask) {
 	// The filing is not cut short by an answer meanwhile: a request the
 	// server created must come back with its id, to be withdrawn.
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), fileTimeout)
-	r, err := b.Gatehouse.File(fctx, n, "acp:"+b.run+":"+a.key)
+	r, err := b.Gatehouse.File(fctx, n, a.filing)
 	cancel()
 	if err != nil {
 		b.logf("request %s not filed: %v", a.key, err)
@@ -109,7 +109,7 @@ func (b *Bridge) answer(a *ask, o Outcome) bool {
 	a.done = true
 	delete(b.asks, a.key)
 	if !b.Headless {
-		b.answered[a.key] = true
+		b.answered[a.key]++
 	}
 	b.mu.Unlock()
 	if !b.Headless {

@@ -28,7 +28,11 @@ func (s *Service) decide(ctx context.Context, c click) (string, *models.Request)
 	if err != nil {
 		return refusal(err), nil
 	}
-	d := models.Decision{Version: c.Version, Option: c.Option, Note: c.Note, Answer: c.Answer, By: p.Label(), Via: c.Surface, Voter: &p}
+	who := c.Surface + ":" + c.User
+	if c.Workspace != "" {
+		who = c.Surface + ":" + c.Workspace + "/" + c.User
+	}
+	d := models.Decision{Version: c.Version, Option: c.Option, Note: c.Note, Answer: c.Answer, By: p.Label(), Via: c.Surface, Voter: &p, ChatUser: who}
 	r, err := s.store.Decide(ctx, c.ID, d)
 	if err != nil {
 		return refusal(err), nil

@@ -56,7 +56,10 @@ func (sl *slackSurface) update(ctx context.Context, d Destination, channel, ref 
 // ephemeral tells one user something only they see, in the channel they
 // clicked in.
 func (sl *slackSurface) ephemeral(ctx context.Context, channel, user, text string) error {
-	_, err := sl.api.PostEphemeralContext(ctx, channel, user, slack.MsgOptionText(slackEscape(text), false))
+	// The text may hold an option's label (the filer's): the block shows it
+	// as plain text; the escaped text is the notification's fallback.
+	block := slack.NewSectionBlock(slack.NewTextBlockObject(slack.PlainTextType, text, false, false), nil, nil)
+	_, err := sl.api.PostEphemeralContext(ctx, channel, user, slack.MsgOptionText(slackEscape(text), false), slack.MsgOptionBlocks(block))
 	return err
 }
 

@@ -53,12 +53,16 @@ func slackBlocks(v view) []slack.Block {
 				Type: slack.RTEPreformatted, Elements: []slack.RichTextSectionElement{slack.NewRichTextSectionTextElement(v.Command, nil)}}))
 		}
 		if v.Detail != "" {
-			blocks = append(blocks, slack.NewSectionBlock(plain(v.Detail), nil, nil))
+			// Quoted: the filer's lines, one of which may read like an outcome,
+			// are set off from Gatehouse's own.
+			blocks = append(blocks, slack.NewRichTextBlock("detail", &slack.RichTextQuote{
+				Type: slack.RTEQuote, Elements: []slack.RichTextSectionElement{slack.NewRichTextSectionTextElement(v.Detail, nil)}}))
 		}
 	}
 	link := fmt.Sprintf("<%s|Open in Gatehouse>", v.Link)
 	if !v.Open {
-		blocks = append(blocks, slack.NewSectionBlock(md(slackEscape(v.Outcome)), nil, nil),
+		// plain_text: the outcome holds the option's label, the filer's text.
+		blocks = append(blocks, slack.NewSectionBlock(plain(v.Outcome), nil, nil),
 			slack.NewContextBlock("link", md(link)))
 		return blocks
 	}
@@ -72,7 +76,7 @@ func slackBlocks(v view) []slack.Block {
 	}
 	var els []slack.BlockElement
 	for _, o := range v.Options {
-		b := slack.NewButtonBlockElement(actionDecide+":"+o.ID, buttonValue(v.ID, v.Version, o.ID), plain(clip(o.Label+" — "+o.Effect, 75)))
+		b := slack.NewButtonBlockElement(actionDecide+":"+o.ID, buttonValue(v.ID, v.Version, o.ID), plain(buttonText(o, 75)))
 		switch {
 		case strings.HasPrefix(o.Effect, "blocks"):
 			b.Style = slack.StyleDanger
@@ -137,6 +141,15 @@ func parseButton(value string) (id string, version int, option string, ok bool) 
 		return "", 0, "", false
 	}
 	return parts[0], v, parts[2], true
+}
+
+// buttonText is "label — effect" in at most n runes. The label is cut, never
+// the effect's start: a label padded to the limit cannot push "lets this
+// command run" off the button and leave its own "Deny" showing.
+func buttonText(o button, n int) string {
+	tail := " — " + o.Effect
+	room := max(n-len([]rune(tail)), 12) // a long effect (what it saves) keeps its start
+	return clip(clip(o.Label, room)+tail, n)
 }
 
 func clip(s string, n int) string {

@@ -110,7 +110,7 @@ func TestSlackClickDecides(t *testing.T) {
 		if b := buttons(t, up); len(b) != 0 {
 			t.Errorf("buttons left after the decision: %v", b)
 		}
-		if text := texts(t, up); !strings.Contains(text, "Allow once — by operator:alice via slack at ") {
+		if text := texts(t, up); !strings.Contains(text, "Allow once — approved by operator:alice via slack at ") {
 			t.Errorf("update does not say how, by whom, when: %s", text)
 		}
 		golden(t, "update_decided.json", up, id)
@@ -131,7 +131,7 @@ func TestSlackStaleClick(t *testing.T) {
 		}
 		e.click(t, "U0BOB", id, v, "once")
 		eph := e.slack.next(t, "chat.postEphemeral")
-		if !strings.Contains(eph.str("text"), "decided elsewhere — Deny — by operator:alice via api") {
+		if !strings.Contains(eph.str("text"), "decided elsewhere — Deny — denied by operator:alice via api") {
 			t.Errorf("ephemeral: %s", eph.str("text"))
 		}
 		if r := e.get(t, op, id); r["decision"] != "deny" {
@@ -171,7 +171,7 @@ func TestSlackPageDecisionUpdatesMessage(t *testing.T) {
 		t.Fatalf("decide: %d %s", status, body)
 	}
 	up := e.slack.next(t, "chat.update")
-	if text := texts(t, up); !strings.Contains(text, "Deny — by operator:carol via api") || len(buttons(t, up)) != 0 {
+	if text := texts(t, up); !strings.Contains(text, "Deny — denied by operator:carol via api") || len(buttons(t, up)) != 0 {
 		t.Errorf("update after a page decision: %s", text)
 	}
 	t.Run("expiry too", func(t *testing.T) {
@@ -181,7 +181,7 @@ func TestSlackPageDecisionUpdatesMessage(t *testing.T) {
 		id, _ := e.file(t, agent, body)
 		e.slack.next(t, "chat.postMessage")
 		up := e.slack.next(t, "chat.update")
-		if text := texts(t, up); !strings.Contains(text, "Deny — the default, on expiry") {
+		if text := texts(t, up); !strings.Contains(text, "Deny — denied as the default, on expiry") {
 			t.Errorf("update after expiry of %s: %s", id, text)
 		}
 	})
@@ -199,11 +199,11 @@ func TestSlackTwoPersonApproval(t *testing.T) {
 		e.slack.next(t, "chat.postMessage")
 
 		e.click(t, "U0ALICE", id, v, "once")
-		if eph := e.slack.next(t, "chat.postEphemeral"); !strings.Contains(eph.str("text"), "Vote recorded: 1 of 2 approvals — operator:alice: Allow once") {
+		if eph := e.slack.next(t, "chat.postEphemeral"); !strings.Contains(eph.str("text"), "Vote recorded: 1 of 2 approvals — operator:alice: Allow once (allow)") {
 			t.Errorf("ephemeral: %s", eph.str("text"))
 		}
 		up := e.slack.next(t, "chat.update")
-		if text := texts(t, up); !strings.Contains(text, "1 of 2 approvals — operator:alice: Allow once") || !strings.Contains(text, id+"|2|once") {
+		if text := texts(t, up); !strings.Contains(text, "1 of 2 approvals — operator:alice: Allow once (allow)") || !strings.Contains(text, id+"|2|once") {
 			t.Errorf("the vote is not shown live, or the buttons are not on version 2: %s", text)
 		}
 		r := e.get(t, bob, id)
@@ -223,7 +223,7 @@ func TestSlackTwoPersonApproval(t *testing.T) {
 			t.Fatalf("two approvals did not resolve it: %v", r["status"])
 		}
 		up = e.slack.next(t, "chat.update")
-		if text := texts(t, up); !strings.Contains(text, "Allow once — by operator:bob via api") || len(buttons(t, up)) != 0 {
+		if text := texts(t, up); !strings.Contains(text, "Allow once — approved by operator:bob via api") || len(buttons(t, up)) != 0 {
 			t.Errorf("final update: %s", text)
 		}
 	})
@@ -349,7 +349,7 @@ func TestSlackRestartEditsOnce(t *testing.T) {
 	}
 	e = startChat(t, st, changes, sl, e.path)
 	up := sl.next(t, "chat.update")
-	if !strings.Contains(texts(t, up), "Deny — by operator:carol via api") {
+	if !strings.Contains(texts(t, up), "Deny — denied by operator:carol via api") {
 		t.Errorf("update: %s", texts(t, up))
 	}
 	waitRows(t, e, id, func(m store.ChatMessage) bool { return m.DoneStatus == models.StatusResolved })

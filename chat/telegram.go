@@ -58,8 +58,8 @@ func (tg *telegramSurface) check(ctx context.Context, cfg *Config, baseURL strin
 const telegramWebhookPath = "/chat/telegram/webhook"
 
 func (tg *telegramSurface) post(ctx context.Context, d Destination, v view) (string, string, error) {
-	text, kb := telegramMessage(v)
-	p := &bot.SendMessageParams{ChatID: d.Telegram, Text: text, LinkPreviewOptions: noPreview()}
+	text, ents, kb := telegramMessage(v)
+	p := &bot.SendMessageParams{ChatID: d.Telegram, Text: text, Entities: ents, LinkPreviewOptions: noPreview()}
 	if kb != nil {
 		p.ReplyMarkup = kb
 	}
@@ -75,8 +75,8 @@ func (tg *telegramSurface) update(ctx context.Context, d Destination, channel, r
 	if err != nil {
 		return &sendError{Permanent: true, Msg: "message id " + ref + " is not a number"}
 	}
-	text, kb := telegramMessage(v)
-	p := &bot.EditMessageTextParams{ChatID: channel, MessageID: id, Text: text, LinkPreviewOptions: noPreview()}
+	text, ents, kb := telegramMessage(v)
+	p := &bot.EditMessageTextParams{ChatID: channel, MessageID: id, Text: text, Entities: ents, LinkPreviewOptions: noPreview()}
 	if kb != nil {
 		p.ReplyMarkup = kb // without one, the keyboard is removed
 	}

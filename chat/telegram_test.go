@@ -161,7 +161,7 @@ func TestTelegramPressDecides(t *testing.T) {
 		}
 		up := e.bot.next(t, "editMessageText")
 		if up.str("message_id") != msg || up.str("chat_id") != opsChat || keyboard(t, up) != nil ||
-			!strings.Contains(up.str("text"), "Allow once — by operator:alice via telegram at ") {
+			!strings.Contains(up.str("text"), "Allow once — approved by operator:alice via telegram at ") {
 			t.Errorf("edit %v", up.Args)
 		}
 		recordTelegram(t, "send_full.json", posted, id)
@@ -250,7 +250,7 @@ func TestTelegramPageDecisionEditsMessage(t *testing.T) {
 		t.Fatalf("%d %s", status, body)
 	}
 	up := e.bot.next(t, "editMessageText")
-	if up.str("message_id") != posted.str("_message_id") || keyboard(t, up) != nil || !strings.Contains(up.str("text"), "Deny — by operator:carol via api") {
+	if up.str("message_id") != posted.str("_message_id") || keyboard(t, up) != nil || !strings.Contains(up.str("text"), "Deny — denied by operator:carol via api") {
 		t.Errorf("edit %v", up.Args)
 	}
 }

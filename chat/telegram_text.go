@@ -4,15 +4,21 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf16"
+
+	tgm "github.com/go-telegram/bot/models"
 )
 
 // telegramMessage draws v as plain text (no parse mode, so nothing a filer
 // wrote is read as markup) and, while open in full mode, an inline keyboard
-// with one button per option. callback_data is "id|version|index": the
-// Bot API allows 64 bytes, too few for an option id, and an option's index
-// is fixed for a version (an edit raises the version).
-func telegramMessage(v view) (string, *inlineKeyboard) {
-	var b strings.Builder
+// with one button per option. The command and the detail, the filer's
+// multi-line text, are set off as entities (pre, blockquote), so a line in
+// them that reads like an outcome cannot pass for Gatehouse's own.
+// callback_data is "id|version|index": the Bot API allows 64 bytes, too few
+// for an option id, and an option's index is fixed for a version (an edit
+// raises the version).
+func telegramMessage(v view) (string, []tgm.MessageEntity, *inlineKeyboard) {
+	var b tgText
 	if v.Generic {
 		b.WriteString("Gatehouse: " + v.Headline + " (" + v.Kind + ")")
 	} else {
@@ -24,22 +30,24 @@ func telegramMessage(v view) (string, *inlineKeyboard) {
 			b.WriteString("\n" + strings.Join(v.Who, " · "))
 		}
 		if v.Command != "" {
-			b.WriteString("\n\n$ " + v.Command)
+			b.WriteString("\n\n")
+			b.entity(tgm.MessageEntityTypePre, "$ "+v.Command)
 		}
 		if v.Detail != "" {
-			b.WriteString("\n\n" + v.Detail)
+			b.WriteString("\n\n")
+			b.entity(tgm.MessageEntityTypeBlockquote, v.Detail)
 		}
 	}
 	if !v.Open {
 		b.WriteString("\n\n" + v.Outcome + "\n" + v.Link)
-		return b.String(), nil
+		return b.String(), b.ents, nil
 	}
 	b.WriteString("\n\nExpires " + v.Expires.UTC().Format("2006-01-02 15:04 UTC") + "\n" + v.Link)
 	if v.Votes != "" {
 		b.WriteString("\n" + v.Votes)
 	}
 	if v.Generic || len(v.Options) == 0 && !v.Answer {
-		return b.String(), nil
+		return b.String(), b.ents, nil
 	}
 	switch {
 	case v.Answer:
@@ -50,9 +58,29 @@ func telegramMessage(v view) (string, *inlineKeyboard) {
 	kb := &inlineKeyboard{InlineKeyboard: [][]inlineButton{}}
 	for i, o := range v.Options {
 		kb.InlineKeyboard = append(kb.InlineKeyboard, []inlineButton{{
-			Text: o.Label + " — " + o.Effect, CallbackData: buttonValue(v.ID, v.Version, strconv.Itoa(i))}})
+			Text: buttonText(o, 75), CallbackData: buttonValue(v.ID, v.Version, strconv.Itoa(i))}})
 	}
-	return b.String(), kb
+	return b.String(), b.ents, kb
+}
+
+// tgText is a message's text and its entities, whose offsets and lengths
+// count UTF-16 code units as the Bot API does.
+type tgText struct {
+	strings.Builder
+	units int
+	ents  []tgm.MessageEntity
+}
+
+func (t *tgText) WriteString(s string) {
+	t.Builder.WriteString(s)
+	t.units += len(utf16.Encode([]rune(s)))
+}
+
+// entity writes s marked as one entity of kind.
+func (t *tgText) entity(kind tgm.MessageEntityType, s string) {
+	at := t.units
+	t.WriteString(s)
+	t.ents = append(t.ents, tgm.MessageEntity{Type: kind, Offset: at, Length: t.units - at})
 }
 
 // inlineKeyboard is the Bot API's InlineKeyboardMarkup with callback

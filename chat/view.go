@@ -43,6 +43,9 @@ func newView(r *models.Request, detail, baseURL, runtimeName string) view {
 	v := view{ID: r.ID, Version: r.Version, Open: r.Open(), Kind: r.Kind, Expires: r.ExpiresAt,
 		Link: strings.TrimSuffix(baseURL, "/") + "/requests/" + r.ID, Outcome: outcome(r), Votes: votesText(r)}
 	if detail != DetailFull {
+		// The outcome and votes in words the filer did not write: an option
+		// label is the filer's text, and generic shows none of it.
+		v.Outcome, v.Votes = genericOutcome(r), genericVotes(r)
 		v.Generic, v.Headline = true, "1 request needs you"
 		if !v.Open {
 			v.Headline = "A request was settled"
@@ -99,8 +102,52 @@ func effectWords(r *models.Request, o models.Option) string {
 	return "sends this answer"
 }
 
-// outcome says how a closed request ended and by whom, "" while open.
+// outcome says how a closed request ended and by whom, "" while open. The
+// label is the filer's text, so an allow or a deny also says so in Gatehouse's
+// own word: an allow labelled "Deny" cannot read as a deny.
 func outcome(r *models.Request) string {
+	what := "Resolved"
+	switch {
+	case r.Decision != nil:
+		what = *r.Decision
+		if o, ok := r.Option(*r.Decision); ok {
+			what = o.Label
+		}
+	case r.Answer != nil:
+		what = "Answered"
+	}
+	return closedText(r, r.CreatedBy, what, verbOf(r))
+}
+
+// genericOutcome is outcome without the filer's words: no label, no filer.
+func genericOutcome(r *models.Request) string {
+	verb := verbOf(r)
+	switch {
+	case verb != "":
+		verb = strings.ToUpper(verb[:1]) + verb[1:]
+	case r.Answer != nil:
+		verb = "Answered"
+	default:
+		verb = "Decided"
+	}
+	return closedText(r, "the filer", "", verb)
+}
+
+// verbOf is what the decision did in Gatehouse's words (the page's):
+// "approved", "denied", "" for an option with no effect or an answer.
+func verbOf(r *models.Request) string {
+	switch r.DecisionEffect() {
+	case models.EffectAllow:
+		return "approved"
+	case models.EffectDeny:
+		return "denied"
+	}
+	return ""
+}
+
+// closedText is "<what><verb> by <who> via <via> at <time>", or the other
+// ways a request closes; filer names who withdrew it.
+func closedText(r *models.Request, filer, what, verb string) string {
 	at := ""
 	if r.ResolvedAt != nil {
 		at = " at " + r.ResolvedAt.UTC().Format("15:04 UTC")
@@ -113,33 +160,51 @@ func outcome(r *models.Request) string {
 	case models.StatusDismissed:
 		return "Dismissed" + at
 	case models.StatusCancelled:
-		return "Withdrawn by " + r.CreatedBy + at
+		return "Withdrawn by " + filer + at
 	}
-	what := "Resolved"
-	switch {
-	case r.Decision != nil:
-		what = *r.Decision
-		if o, ok := r.Option(*r.Decision); ok {
-			what = o.Label
-		}
-	case r.Answer != nil:
-		what = "Answered"
-	}
+	tail := ""
 	via := deref(r.DecidedVia)
 	switch {
 	case strings.HasPrefix(via, "rule:"):
-		return fmt.Sprintf("%s — by rule %s%s", what, strings.TrimPrefix(via, "rule:"), at)
+		tail = "by rule " + strings.TrimPrefix(via, "rule:")
 	case via == models.ViaExpiry:
-		return what + " — the default, on expiry" + at
+		tail = "as the default, on expiry"
 	case r.DecidedBy != nil:
-		return fmt.Sprintf("%s — by %s via %s%s", what, *r.DecidedBy, via, at)
+		tail = "by " + *r.DecidedBy + " via " + via
 	}
-	return what + at
+	how := strings.TrimSpace(verb + " " + tail)
+	switch {
+	case what == "":
+		return how + at
+	case how == "":
+		return what + at
+	}
+	return what + " — " + how + at
 }
 
-// votesText is "1 of 2 approvals — operator:alice: Allow once", "" without
-// a policy; votes cast before an edit do not count and are not shown.
+// votesText is "1 of 2 approvals — operator:alice: Allow once (allow)", ""
+// without a policy; votes cast before an edit do not count and are not shown.
+// Each vote says its effect beside the filer's label.
 func votesText(r *models.Request) string {
+	return votesWith(r, func(o models.Option) string {
+		if o.Effect == "" {
+			return o.Label
+		}
+		return o.Label + " (" + o.Effect + ")"
+	})
+}
+
+// genericVotes is votesText with each vote's effect for its label.
+func genericVotes(r *models.Request) string {
+	return votesWith(r, func(o models.Option) string {
+		if o.Effect == "" {
+			return "a choice"
+		}
+		return o.Effect
+	})
+}
+
+func votesWith(r *models.Request, name func(models.Option) string) string {
 	a := r.Approvers
 	if a == nil || !r.Open() {
 		return ""
@@ -155,7 +220,7 @@ func votesText(r *models.Request) string {
 		most = max(most, lead[v.Decision])
 		label := v.Decision
 		if o, ok := r.Option(v.Decision); ok {
-			label = o.Label
+			label = name(o)
 		}
 		parts = append(parts, v.By+": "+label)
 	}

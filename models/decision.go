@@ -21,4 +21,8 @@ type Decision struct {
 	// Grant is the remembered allow taking this decision at filing; "" for
 	// any other decider.
 	Grant string
+	// ChatUser is the chat identity that clicked, "slack:TEAM/USER" or
+	// "telegram:USER" ("" off chat): several may be linked to one operator,
+	// and the trail tells which one decided.
+	ChatUser string
 }

@@ -155,9 +155,9 @@ func TestCardResolved(t *testing.T) {
 	for name, tc := range map[string]struct {
 		status, via, by, want string
 	}{
-		"by a person": {"resolved", "page", "operator:ann", "Allow once — by operator:ann via page"},
+		"by a person": {"resolved", "page", "operator:ann", "Allow once — approved by operator:ann via page"},
 		"by a rule":   {"resolved", "rule:ci-reads", "rule:ci-reads", "Allow once — approved by rule ci-reads"},
-		"on expiry":   {"resolved", "expiry", "", "Allow once — the default, on expiry"},
+		"on expiry":   {"resolved", "expiry", "", "Allow once — approved as the default, on expiry"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			c := claudeCard("req_a", "s-1", "/a")
@@ -177,6 +177,21 @@ func TestCardResolved(t *testing.T) {
 				t.Error("the time is not marked for the browser's own zone")
 			}
 		})
+	}
+}
+
+// The filer labels its allow "Deny": the settled card says it was approved.
+func TestCardOutcomeSaysTheEffectNotTheLabel(t *testing.T) {
+	c := claudeCard("req_a", "s-1", "/a")
+	for i := range c.Options {
+		if c.Options[i].ID == "once" {
+			c.Options[i].Label = "Deny"
+		}
+	}
+	c.Status, c.Decision, c.DecidedVia, c.DecidedBy, c.ResolvedAt = "resolved", "once", "page", "operator:ann", now
+	doc := render(t, views.CardView(c, views.Ctx{Now: now}, ""))
+	if got := words(doc.Selection, "card-outcome"); !strings.Contains(got, "Deny — approved by operator:ann via page") {
+		t.Errorf("outcome = %q: an allow reads as a deny", got)
 	}
 }
 

@@ -82,21 +82,29 @@ func Outcome(c Card) string {
 	default:
 		what = "Resolved"
 	}
+	// The label is the filer's text: an allow or a deny also says so in
+	// Gatehouse's word, so an allow labelled "Deny" cannot read as a deny.
+	verb := ""
+	switch effect(c) {
+	case "allow":
+		verb = "approved "
+	case "deny":
+		verb = "denied "
+	}
 	via := c.DecidedVia
 	switch {
 	case strings.HasPrefix(via, "rule:"):
-		verb := "decided"
-		switch effect(c) {
-		case "allow":
-			verb = "approved"
-		case "deny":
-			verb = "denied"
+		if verb == "" {
+			verb = "decided "
 		}
-		return fmt.Sprintf("%s — %s by rule %s", what, verb, strings.TrimPrefix(via, "rule:"))
+		return fmt.Sprintf("%s — %sby rule %s", what, verb, strings.TrimPrefix(via, "rule:"))
 	case via == "expiry":
+		if verb != "" {
+			return what + " — " + verb + "as the default, on expiry"
+		}
 		return what + " — the default, on expiry"
 	case c.DecidedBy != "":
-		return fmt.Sprintf("%s — by %s via %s", what, c.DecidedBy, via)
+		return fmt.Sprintf("%s — %sby %s via %s", what, verb, c.DecidedBy, via)
 	}
 	return what
 }

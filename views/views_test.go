@@ -162,7 +162,7 @@ func TestCard(t *testing.T) {
 		if txt := act.Text(); !strings.Contains(txt, "Open the session") || !strings.Contains(txt, "sess-42") {
 			t.Errorf("actuation = %q", txt)
 		}
-		if got := doc.Find(`[data-testid="card-outcome"]`).Text(); !strings.Contains(got, "Allow once — by operator:ann via page") {
+		if got := doc.Find(`[data-testid="card-outcome"]`).Text(); !strings.Contains(got, "Allow once — approved by operator:ann via page") {
 			t.Errorf("outcome = %q", got)
 		}
 	})
@@ -282,7 +282,7 @@ func TestNotice(t *testing.T) {
 	if k, _ := n.Attr("data-kind"); k != "conflict" {
 		t.Errorf("kind = %q", k)
 	}
-	if got := n.Find(`[data-testid="notice-current"]`).Text(); !strings.Contains(got, "Deny — by operator:bob") {
+	if got := n.Find(`[data-testid="notice-current"]`).Text(); !strings.Contains(got, "Deny — denied by operator:bob") {
 		t.Errorf("current = %q", got)
 	}
 }

@@ -204,7 +204,7 @@ func TestBrowserCards(t *testing.T) {
 						t.Errorf("time %q (hover %q): want the operator's zone shown and UTC on hover", tm[0], tm[1])
 					}
 				}
-				if got := textOf(b, `#req-`+r.ID+` [data-testid="card-outcome"] strong`); got != "Allow once — by operator:ann via api" {
+				if got := textOf(b, `#req-`+r.ID+` [data-testid="card-outcome"] strong`); got != "Allow once — approved by operator:ann via api" {
 					t.Errorf("outcome = %q", got)
 				}
 			})

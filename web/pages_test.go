@@ -178,7 +178,7 @@ func TestPageInbox(t *testing.T) {
 		if strings.Join(actions, ",") != "create,decide" {
 			t.Errorf("audit = %v", actions)
 		}
-		if got := doc.Find(`[data-testid="card-outcome"]`).Text(); !strings.Contains(got, "Deny — by operator:ann via api") {
+		if got := doc.Find(`[data-testid="card-outcome"]`).Text(); !strings.Contains(got, "Deny — denied by operator:ann via api") {
 			t.Errorf("outcome = %q", got)
 		}
 		e.get(b, "/requests/req_nope", http.StatusNotFound)

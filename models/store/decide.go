@@ -187,6 +187,9 @@ func (s *Store) resolve(tx *gorm.DB, r *models.Request, d models.Decision, actio
 	if d.Batch != "" {
 		detail["batch_id"] = d.Batch
 	}
+	if d.ChatUser != "" {
+		detail["chat_user"] = d.ChatUser
+	}
 	if err := s.settleGrant(tx, r, detail); err != nil {
 		return err
 	}

@@ -26,6 +26,9 @@ func (s *Store) vote(tx *gorm.DB, r *models.Request, d models.Decision) error {
 	if d.Batch != "" {
 		detail["batch_id"] = d.Batch
 	}
+	if d.ChatUser != "" {
+		detail["chat_user"] = d.ChatUser
+	}
 	o, _ := r.Option(d.Option)
 	if o.Effect == models.EffectDeny || standing >= r.Approvers.Required {
 		if err := s.audit(tx, r, "vote", d.By, d.Via, detail); err != nil {
