@@ -2,6 +2,7 @@ package push_test
 
 import (
 	"sort"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,8 +22,10 @@ func TestAwayAndQuietGetNoPush(t *testing.T) {
 		clock := newClock()
 		night := time.Date(2026, 1, 15, 22, 30, 0, 0, time.UTC) // 23:30 in Berlin
 		rg := newRig(t, dialect, push.Config{AfterFunc: clock.AfterFunc, Now: func() time.Time { return night }}, nil, nil)
-		now := night
-		rg.store.Now = func() time.Time { return now }
+		// The router reads the store's clock on its own goroutine.
+		var now atomic.Int64
+		now.Store(night.UnixNano())
+		rg.store.Now = func() time.Time { return time.Unix(0, now.Load()).UTC() }
 		devs := map[string]string{} // device token → operator name
 		ops := map[string]models.Principal{}
 		for _, o := range []struct{ name, group string }{{"alice", "release"}, {"carol", "release"}, {"dave", "release"}, {"bob", "release-oncall"}} {
@@ -89,7 +92,7 @@ func TestAwayAndQuietGetNoPush(t *testing.T) {
 		})
 
 		t.Run("escalating alerts the new approvers only", func(t *testing.T) {
-			now = now.Add(10 * time.Minute)
+			now.Add(int64(10 * time.Minute))
 			if n, _, err := rg.store.Escalate(ctx); n != 1 || err != nil {
 				t.Fatalf("fired %d: %v", n, err)
 			}

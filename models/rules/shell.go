@@ -272,7 +272,9 @@ func literal(wd *syntax.Word) (string, bool) {
 	if !static(wd) {
 		return "", false
 	}
-	f, err := expand.Fields(nil, wd)
+	// A Config of its own per call: with nil the library shares one whose
+	// string builder races between goroutines.
+	f, err := expand.Fields(&expand.Config{}, wd)
 	if err != nil || len(f) != 1 {
 		return "", false
 	}
