@@ -3,6 +3,7 @@ package chat_test
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -38,6 +39,10 @@ routes:
 type botEnv struct {
 	*webtest.Env
 	bot *botStandIn
+	// recorded hands over the message id of each send the outbox has
+	// recorded; seen keeps those already taken.
+	recorded chan string
+	seen     map[string]bool
 }
 
 func newBotEnv(t *testing.T, dialect string, bot *botStandIn) *botEnv {
@@ -48,8 +53,14 @@ func newBotEnv(t *testing.T, dialect string, bot *botStandIn) *botEnv {
 	t.Setenv("GH_TEST_TG_TOKEN", botToken)
 	t.Setenv("GH_TEST_TG_SECRET", botSecret)
 	st, changes := storetest.Store(t, dialect)
-	env := webtest.NewApp(t, app.Config{Store: st, Changes: changes, ChatFile: writeFile(t, fmt.Sprintf(telegramFile, bot.URL))})
-	return &botEnv{Env: env, bot: bot}
+	recorded := make(chan string, 1000)
+	env := webtest.NewApp(t, app.Config{Store: st, Changes: changes, ChatFile: writeFile(t, fmt.Sprintf(telegramFile, bot.URL)),
+		ChatSent: func(_ store.ChatMessage, out store.ChatSend) {
+			if out.Sent {
+				recorded <- out.Ref
+			}
+		}})
+	return &botEnv{Env: env, bot: bot, recorded: recorded, seen: map[string]bool{}}
 }
 
 var updates atomic.Int64
@@ -85,6 +96,12 @@ func (e *botEnv) say(t testing.TB, user int, text, replyTo string) int {
 	q, _ := json.Marshal(text)
 	reply := ""
 	if replyTo != "" {
+		// A reply names the message by its id, which the outbox records just
+		// after the Bot API answers the post: a reply sent before that is to
+		// a message Gatehouse does not know yet.
+		for !e.seen[replyTo] {
+			e.seen[testkit.Recv(t, e.recorded, "the post of message "+replyTo+" recorded")] = true
+		}
 		reply = fmt.Sprintf(`, "reply_to_message": {"message_id": %s, "from": {"id": 7000000001, "is_bot": true, "first_name": "Gatehouse"}, "chat": {"id": -1001234567890, "type": "supergroup", "title": "ops"}, "date": 1700000000, "text": "…"}`, replyTo)
 	}
 	return e.update(t, "message.json", map[string]string{"USER": fmt.Sprint(user), "TEXT": string(q), "REPLY": reply}, botSecret)
