@@ -84,6 +84,11 @@ type Parker struct {
 // New is a Parker for one server's waits. It starts nothing: the epoll set
 // and its goroutine come with the first park.
 func New(cfg Config) *Parker {
+	// A Watcher that can warm (store.Changes) encodes a waited-on decision's
+	// answer while its commit's fsync runs, with the encoding deliver uses.
+	if w, ok := cfg.Watcher.(interface{ WarmWith(func(models.Change)) }); ok && cfg.Woken != nil {
+		w.WarmWith(func(ch models.Change) { ch.Encoded(cfg.Woken) })
+	}
 	return &Parker{cfg: cfg, settle: newSettler(), out: releases{max: runtime.GOMAXPROCS(0), woken: cfg.Woken}, sets: waitSets{sets: map[string]*waitSet{}}, waits: map[*Wait]struct{}{}}
 }
 

@@ -26,6 +26,14 @@ type TxAnnouncer interface {
 	AnnounceTx(tx *gorm.DB, ch models.Change) error
 }
 
+// Preparer is an Announcer told, inside the committing transaction, of each
+// change it will be asked to announce if the commit succeeds, so it can start
+// deriving what it will send while the COMMIT's fsync runs. It must send
+// nothing: a change that does not commit is never announced.
+type Preparer interface {
+	Prepare(models.Change)
+}
+
 // Subscription receives every change. C is buffered; a subscriber that falls
 // behind is dropped (C closed, Lagged true) rather than slowing the publisher, so
 // it must resync from the store.
@@ -53,6 +61,30 @@ type Changes struct {
 	subs     map[*Subscription]struct{}
 	waiters  map[string]map[*watch]struct{}
 	onRevoke []func()
+	warm     func(models.Change) // see WarmWith
+}
+
+// WarmWith has Prepare call f on a goroutine of its own with a change whose
+// request someone waits on, before its commit: the waiters' answer (one
+// encoding, shared by every copy of the change) is then made while the
+// commit's fsync runs, not after it.
+func (c *Changes) WarmWith(f func(models.Change)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.warm = f
+}
+
+// Prepare starts warming ch (WarmWith) when a waiter watches its request.
+func (c *Changes) Prepare(ch models.Change) {
+	if ch.Record == nil {
+		return
+	}
+	c.mu.Lock()
+	f, waited := c.warm, len(c.waiters[ch.RequestID]) > 0
+	c.mu.Unlock()
+	if f != nil && waited {
+		go f(ch)
+	}
 }
 
 // OnRevoke registers f to be called at every revocation the replica listener
@@ -95,7 +127,18 @@ func (c *Changes) Announce(ch models.Change) {
 		rs = c.waiters[key]
 		delete(c.waiters, key)
 	}
+	c.mu.Unlock()
+	// Each waiter is called once, after its removal, outside the lock; its f
+	// must not block. Waiters go first: a subscriber's wake-up competes for
+	// the CPU with the waiter's answer.
+	for w := range ws {
+		w.f(ch)
+	}
+	for w := range rs {
+		w.f(ch)
+	}
 	var slow []*Subscription
+	c.mu.Lock()
 	for s := range c.subs {
 		select {
 		case s.c <- ch:
@@ -104,14 +147,6 @@ func (c *Changes) Announce(ch models.Change) {
 		}
 	}
 	c.mu.Unlock()
-	// Each waiter is called once, after its removal, outside the lock; its f
-	// must not block.
-	for w := range ws {
-		w.f(ch)
-	}
-	for w := range rs {
-		w.f(ch)
-	}
 	for _, s := range slow {
 		c.unsubscribe(s, true)
 	}

@@ -102,12 +102,21 @@ func (s *Store) transact(db *gorm.DB, fn func(tx *gorm.DB) error, change func() 
 // filing a rule decides in the same commit): they are announced in order.
 func (s *Store) transactAll(db *gorm.DB, fn func(tx *gorm.DB) error, changes func() []models.Change) error {
 	txa, inTx := s.Announcer.(TxAnnouncer)
-	var chs []models.Change // as committed: made once, inside the transaction when it announces there
+	prep, _ := s.Announcer.(Preparer)
+	var chs []models.Change // as committed: made once, inside the transaction
+	made := false
 	announceTx := func(tx *gorm.DB) error {
-		if !inTx {
+		if !inTx && prep == nil {
 			return nil
 		}
-		chs = changes()
+		chs, made = changes(), true
+		if !inTx {
+			for i := range chs {
+				chs[i] = chs[i].Shared() // what Prepare starts, Announce finds
+				prep.Prepare(chs[i])
+			}
+			return nil
+		}
 		for _, ch := range chs {
 			if err := txa.AnnounceTx(tx, ch); err != nil {
 				return err
@@ -119,7 +128,9 @@ func (s *Store) transactAll(db *gorm.DB, fn func(tx *gorm.DB) error, changes fun
 		return err
 	}
 	if !inTx {
-		chs = changes()
+		if !made {
+			chs = changes()
+		}
 		if s.Announcer != nil {
 			for _, ch := range chs {
 				s.Announcer.Announce(ch)
