@@ -9,10 +9,6 @@ import (
 	"github.com/gatehousehq/gatehouse/api"
 )
 
-// maxRefile bounds how often a PermissionRequest is filed again when its key
-// names a request that already ended (the same command twice in one prompt).
-const maxRefile = 3
-
 // AnswerClaudeCodeHook files the hook's permission request, waits up to wait
 // for the operator and returns what the hook prints (nil: print nothing).
 // It never allows without a decision: on any failure it returns the fallback
@@ -60,15 +56,9 @@ func (c *Client) AnswerClaudeCodeHook(ctx context.Context, in *ClaudeCodeHookInp
 // lacks) is not this call's answer: "Allow once" was for that call, so the
 // request is filed again under a key chained to the old record.
 func (c *Client) fileHookRequest(ctx context.Context, in *ClaudeCodeHookInput, wait time.Duration) (*api.Request, error) {
-	key := in.IdempotencyKey()
-	for range maxRefile {
-		r, created, err := c.FileCreated(ctx, in.NewRequest(wait), key)
-		if err != nil || created || r.Status == "open" || in.keyedByCall() {
-			return r, err
-		}
-		key += ":" + r.ID
-	}
-	return nil, errors.New("every filing answered an earlier, settled request")
+	return FileFresh(in.IdempotencyKey(), in.keyedByCall(), func(key string) (*api.Request, bool, error) {
+		return c.FileCreated(ctx, in.NewRequest(wait), key)
+	}, settledAPI)
 }
 
 // withdraw cancels a request the hook stopped waiting for. When a decision

@@ -47,13 +47,7 @@ func (c *Client) AnswerCodexHook(ctx context.Context, in *CodexHookInput, wait t
 // earlier call (the same command twice in one turn) is filed again under a
 // key chained to the old record: "Allow once" was for that call.
 func (c *Client) fileCodexRequest(ctx context.Context, in *CodexHookInput, wait time.Duration) (*api.Request, error) {
-	key := in.IdempotencyKey()
-	for range maxRefile {
-		r, created, err := c.FileCreated(ctx, in.NewRequest(wait), key)
-		if err != nil || created || r.Status == "open" || in.keyedByCall() {
-			return r, err
-		}
-		key += ":" + r.ID
-	}
-	return nil, errors.New("every filing answered an earlier, settled request")
+	return FileFresh(in.IdempotencyKey(), in.keyedByCall(), func(key string) (*api.Request, bool, error) {
+		return c.FileCreated(ctx, in.NewRequest(wait), key)
+	}, settledAPI)
 }

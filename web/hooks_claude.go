@@ -29,10 +29,6 @@ const (
 	HookDefaultWait = 300
 )
 
-// hookRefiles bounds how often a PermissionRequest is filed again when its
-// key names an earlier call's settled request, as the command hook does.
-const hookRefiles = 3
-
 // hookWithdrawTimeout bounds the cancel of a request the hook stopped waiting
 // for; it runs after the caller may have gone, so not on its context.
 const hookWithdrawTimeout = 5 * time.Second
@@ -161,15 +157,13 @@ func (s *Server) fileClaudeCodeHook(ctx context.Context, p models.Principal, in 
 	if err != nil {
 		return nil, err
 	}
-	key := in.IdempotencyKey()
-	for range hookRefiles {
-		r, created, err := s.FileRequest(ctx, p, n, key)
-		if err != nil || created || r.Open() || in.ToolUseID != "" {
-			return r, err
-		}
-		key += ":" + r.ID
+	r, err := client.FileFresh(in.IdempotencyKey(), in.ToolUseID != "", func(key string) (*models.Request, bool, error) {
+		return s.FileRequest(ctx, p, n, key)
+	}, func(r *models.Request) (bool, string) { return !r.Open(), r.ID })
+	if errors.Is(err, client.ErrAllSettled) {
+		return nil, models.Errorf(models.ECodeConflict, "%s", err.Error())
 	}
-	return nil, models.Errorf(models.ECodeConflict, "every filing answered an earlier, settled request")
+	return r, err
 }
 
 // giveUpHook withdraws the request the hook stopped waiting for, as the
