@@ -46,15 +46,11 @@ func listed(t *testing.T, s *store.Store, id string) (models.Remembered, time.Ti
 	return models.Remembered{}, now
 }
 
-// revokeEntries are the remember_revoke entries of the chain naming grant id.
+// revokeEntries are the remember_revoke entries of the trail naming grant id.
 func revokeEntries(t *testing.T, s *store.Store, id string) []store.Audit {
 	t.Helper()
-	entries, err := s.AuditEntries(ctx, 0, 0, 100000)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []store.Audit
-	for _, a := range entries {
+	for _, a := range allEntries(t, s) {
 		if a.Action == store.ActionRememberRevoke && containsGrant(a.Detail, id) {
 			out = append(out, a)
 		}
