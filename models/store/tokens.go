@@ -105,7 +105,7 @@ func (s *Store) RevokeToken(ctx context.Context, idOrName string) (int64, error)
 
 // revokeToken is RevokeToken by actor through via; record, when set, audits
 // each token revoked in the transaction that revokes it (tokens_audit.go).
-func (s *Store) revokeToken(ctx context.Context, idOrName, actor, via string, record func(tx *gorm.DB, ids []string) error) (int64, error) {
+func (s *Store) revokeToken(ctx context.Context, idOrName, actor, via string, record func(tx *gorm.DB, ts []models.Token) error) (int64, error) {
 	var n int64
 	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		// Audited always: the grants the token made are revoked with it.
@@ -127,14 +127,14 @@ func (s *Store) revokeToken(ctx context.Context, idOrName, actor, via string, re
 		if err := tx.Where("token_id IN ?", ids).Delete(&models.Session{}).Error; err != nil {
 			return err
 		}
-		if record != nil {
-			if err := record(tx, ids); err != nil {
-				return err
-			}
-		}
 		var ts []models.Token
 		if err := tx.Where("id IN ?", ids).Order("id").Find(&ts).Error; err != nil {
 			return err
+		}
+		if record != nil {
+			if err := record(tx, ts); err != nil {
+				return err
+			}
 		}
 		if err := s.revokeMadeBy(tx, ts, actor, via); err != nil {
 			return err
