@@ -56,6 +56,13 @@ type Remembered struct {
 	LastUsedAt *time.Time
 	RevokedAt  *time.Time
 	RevokedBy  *string `gorm:"size:200"`
+	// MakerToken is the operator token whose decision made the grant: the
+	// grant lives no longer than it. "" when no token made it (a login link's
+	// session) and on rows older than the column.
+	MakerToken string `gorm:"size:40;not null;default:'';index"`
+	// MakerRevoked is read, never stored: the token that made the grant has
+	// been revoked since, so the grant no longer applies.
+	MakerRevoked bool `gorm:"->;-:migration"`
 }
 
 // TableName keeps the table's name singular, as the page says it.
@@ -63,7 +70,7 @@ func (Remembered) TableName() string { return "remembered" }
 
 // Live reports whether the grant still applies at now.
 func (g *Remembered) Live(now time.Time) bool {
-	return g.RevokedAt == nil && (g.ExpiresAt == nil || now.Before(*g.ExpiresAt))
+	return g.RevokedAt == nil && !g.MakerRevoked && (g.ExpiresAt == nil || now.Before(*g.ExpiresAt))
 }
 
 // Covers reports whether r is within the grant's scope: the same filing

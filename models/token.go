@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"strings"
 	"time"
 
 	"github.com/gatehousehq/gatehouse/internal/lazyregexp"
@@ -29,6 +30,19 @@ type Principal struct {
 	Name   string
 	Groups []string // an operator's groups, for approval policies
 	For    string   // the person an agent or runtime token acts for ("" when none)
+}
+
+// sessionPrincipal starts the id of a page session opened by no token (a
+// login link's).
+const sessionPrincipal = "session:"
+
+// TokenID is the id of the token p speaks with ("" for a login link's
+// session, which has none).
+func (p Principal) TokenID() string {
+	if strings.HasPrefix(p.ID, sessionPrincipal) {
+		return ""
+	}
+	return p.ID
 }
 
 // Label is how the principal appears in records: "agent:name".
@@ -105,7 +119,7 @@ var NamePattern = lazyregexp.New(`^[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$`)
 func (sess *Session) Principal() Principal {
 	id := sess.TokenID
 	if id == "" {
-		id = "session:" + sess.Hash[:12]
+		id = sessionPrincipal + sess.Hash[:12]
 	}
 	return Principal{ID: id, Role: RoleOperator, Name: sess.Name, Groups: sess.Groups}
 }

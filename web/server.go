@@ -41,7 +41,7 @@ type Store interface {
 	EndSession(ctx context.Context, cookie string) error
 	DescribeSession(ctx context.Context, id, userAgent string) error
 	ListSessions(ctx context.Context) ([]models.Session, error)
-	EndSessionID(ctx context.Context, id string) error
+	EndSessionID(ctx context.Context, id, actor, via string) error
 }
 
 // Watcher wakes a waiter at the next change of one request (a *store.Changes).

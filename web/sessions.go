@@ -24,7 +24,7 @@ func (s *Server) listSessions(c echo.Context) error {
 // endSession ends one session by id; its cookie is refused at once, on every
 // replica (the store's revocation path).
 func (s *Server) endSession(c echo.Context) error {
-	if err := s.store.EndSessionID(c.Request().Context(), c.Param("id")); err != nil {
+	if err := s.store.EndSessionID(c.Request().Context(), c.Param("id"), Principal(c).Label(), via(c)); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/store"
 	"github.com/gatehousehq/gatehouse/models/store/storetest"
 	"github.com/gatehousehq/gatehouse/web"
 	"github.com/gatehousehq/gatehouse/web/webtest"
@@ -116,6 +117,30 @@ func TestSessionsAPI(t *testing.T) {
 			}
 			if _, err := e.Store.SessionFor(context.Background(), cookie.Value); models.ErrorCode(err) != models.ECodeUnauthenticated {
 				t.Fatalf("store: %v", err)
+			}
+		})
+
+		t.Run("the end is in the audit chain with who ended it", func(t *testing.T) {
+			chains, err := e.Store.AuditChainCount(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for c := range chains {
+				entries, err := e.Store.AuditEntries(context.Background(), uint32(c), 0, 100000)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, a := range entries {
+					var d map[string]any
+					if a.Action == store.ActionSessionRevoke && a.Actor == "operator:op" && a.Via == models.ViaAPI &&
+						json.Unmarshal([]byte(a.Detail), &d) == nil && d["session_id"] == id && d["operator"] == "op" {
+						n++
+					}
+				}
+			}
+			if n != 1 {
+				t.Fatalf("%d session_revoke entries by operator:op", n)
 			}
 		})
 	})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/client"
+	"github.com/gatehousehq/gatehouse/models"
 )
 
 // TestRememberedCommand: remembered list|revoke over the API with an
@@ -72,6 +73,38 @@ func TestRememberedCommand(t *testing.T) {
 		}
 		if code, _, stderr := gatehouse(t, remote("remembered", "revoke", "rem_nope")...); code != 1 || !strings.Contains(stderr, "404") {
 			t.Fatalf("unknown: exit %d %q", code, stderr)
+		}
+	})
+	t.Run("token revoke ends the grants the token made", func(t *testing.T) {
+		_, secret, err := ts.Store.CreateToken(ctx, models.RoleOperator, "leaked")
+		if err != nil {
+			t.Fatal(err)
+		}
+		fileMake := func() *api.Request {
+			r, err := agent.File(ctx, api.NewRequest{Kind: "permission", Title: "Run make installer", Tool: "Bash", Command: "make installer",
+				Options: []api.Option{{ID: "once", Label: "Allow once", Effect: "allow"}}}, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r
+		}
+		r := fileMake()
+		var made api.Decided
+		if err := client.New(ts.URL, secret).Do(ctx, "POST", "/v1/requests/"+r.ID+"/decide", nil,
+			api.Decide{Version: &r.Version, Decision: &once, Remember: &api.Remember{Scope: "runtime", For: "until_revoked"}}, &made); err != nil || made.Remembered == nil {
+			t.Fatalf("remember: %v", err)
+		}
+		if later := fileMake(); later.Status != "resolved" {
+			t.Fatal("the grant does not approve")
+		}
+		if code, out, stderr := gatehouse(t, remote("token", "revoke", "leaked")...); code != 0 {
+			t.Fatalf("token revoke: exit %d %q %q", code, out, stderr)
+		}
+		if later := fileMake(); later.Status != "open" {
+			t.Fatal("a grant made by a revoked token still approves")
+		}
+		if code, out, _ := gatehouse(t, remote("remembered", "list")...); code != 0 || strings.Contains(out, made.Remembered.ID) {
+			t.Fatalf("list still shows it: %q", out)
 		}
 	})
 	t.Run("usage", func(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/store"
 )
 
 // runSession lists and ends page sessions: through the server's API with an
@@ -57,17 +58,17 @@ func runSession(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 			return 1
 		}
 	} else {
-		store, closeDB, err := openStore(*target.database, false)
+		st, closeDB, err := openStore(*target.database, false)
 		if err != nil {
 			fmt.Fprintln(stderr, "gatehouse:", err)
 			return 1
 		}
 		defer closeDB()
 		if sub == "revoke" {
-			err = store.EndSessionID(ctx, positional[0])
+			err = st.EndSessionID(ctx, positional[0], cliActor(), store.ViaCLI)
 		} else {
 			var ss []models.Session
-			ss, err = store.ListSessions(ctx)
+			ss, err = st.ListSessions(ctx)
 			for _, s := range ss {
 				sessions = append(sessions, api.Session{ID: s.ID, Operator: s.Name, CreatedAt: s.CreatedAt, LastSeenAt: s.LastSeenAt,
 					ExpiresAt: s.ExpiresAt, UserAgent: s.UserAgent})

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"context"
 	"net/http"
 	"net/http/cookiejar"
 	"os"
@@ -65,6 +66,24 @@ func TestSessionCLI(t *testing.T) {
 		}
 		if code, _ := runCmd(t, "session", "revoke", id, "--database", database); code != 1 {
 			t.Fatalf("revoking it again: %d, want 1", code)
+		}
+		st, closeDB, err := openStore(database, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer closeDB()
+		rows, err := st.AuditEntries(context.Background(), 0, 0, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, a := range rows {
+			if a.Action == store.ActionSessionRevoke && strings.HasPrefix(a.Actor, "cli") && a.Via == store.ViaCLI && strings.Contains(a.Detail, id) {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Fatalf("%d session_revoke entries by the command line in %+v", n, rows)
 		}
 	})
 

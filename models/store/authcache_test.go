@@ -98,7 +98,7 @@ func TestAuthCacheSQLite(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if err := cli.EndSessionID(ctx, sess.ID); err != nil {
+		if err := cli.EndSessionID(ctx, sess.ID, "operator:op", models.ViaAPI); err != nil {
 			t.Fatal(err)
 		}
 		_, err = server.SessionFor(ctx, cookie)
@@ -176,7 +176,7 @@ func TestAuthCacheReplicas(t *testing.T) {
 					t.Fatalf("session on b: %v", err)
 				}
 			}
-			if err := by.store.EndSessionID(ctx, sess.ID); err != nil {
+			if err := by.store.EndSessionID(ctx, sess.ID, "operator:op", models.ViaAPI); err != nil {
 				t.Fatal(err)
 			}
 			within(t, heard, "the session's end reaching the other replica")

@@ -113,6 +113,9 @@ func (s *Store) rememberFor(r *models.Request, d models.Decision, spec *Remember
 		Words: rules.RememberWords(r.Tool, r.Command, match), OwnerID: r.OwnerID, Filer: r.CreatedBy,
 		RequestID: r.ID, Option: d.Option, CreatedBy: d.By,
 	}
+	if d.Voter != nil {
+		g.MakerToken = d.Voter.TokenID()
+	}
 	switch spec.Scope {
 	case models.ScopeSession:
 		g.Session = r.SourceRef["session"]
@@ -192,10 +195,11 @@ func plainAllow(r *models.Request) string {
 }
 
 // useRemembered counts a use of grant id in tx, if it is still live by the
-// store's clock; false when it is not (revoked or expired since it was read).
+// store's clock; false when it is not (revoked or expired since it was read,
+// or its maker's token revoked).
 func (s *Store) useRemembered(tx *gorm.DB, id string) (bool, error) {
 	now := s.now()
-	res, err := hotExec(tx, "UPDATE remembered SET uses = uses + 1, last_used_at = ? WHERE id = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)", now, id, now)
+	res, err := hotExec(tx, "UPDATE remembered SET uses = uses + 1, last_used_at = ? WHERE id = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?) AND "+makerLive, now, id, now)
 	if err != nil {
 		return false, err
 	}
@@ -204,11 +208,13 @@ func (s *Store) useRemembered(tx *gorm.DB, id string) (bool, error) {
 }
 
 // ListRemembered returns the remembered allows, newest first (at most 500),
-// and the store's clock as it read them, to tell the live ones.
+// and the store's clock as it read them, to tell the live ones (a grant whose
+// maker's token is revoked is not).
 func (s *Store) ListRemembered(ctx context.Context) ([]models.Remembered, time.Time, error) {
 	now := s.now()
 	var gs []models.Remembered
-	err := s.reader(ctx).Order("created_at DESC, id DESC").Limit(500).Find(&gs).Error
+	err := s.reader(ctx).Select("remembered.*, NOT " + makerLive + " AS maker_revoked").
+		Order("created_at DESC, id DESC").Limit(500).Find(&gs).Error
 	return gs, now, err
 }
 
@@ -247,17 +253,22 @@ func (s *Store) RevokeRemembered(ctx context.Context, id, actor, via string) (*m
 
 // revokeDetail is what the audit says of a revoked grant.
 func revokeDetail(g *models.Remembered) string {
-	b, _ := json.Marshal(map[string]any{"grant_id": g.ID, "request_id": g.RequestID, "scope": g.Scope, "tool": g.Tool, "match": g.Match, "uses": g.Uses}) // strings and a number always marshal
+	b, _ := json.Marshal(revokeFields(g)) // strings and a number always marshal
 	return string(b)
 }
 
+func revokeFields(g *models.Remembered) map[string]any {
+	return map[string]any{"grant_id": g.ID, "request_id": g.RequestID, "scope": g.Scope, "tool": g.Tool, "match": g.Match, "uses": g.Uses}
+}
+
 // liveRemembered reads the live grants of one token and tool, oldest first,
-// with the fields a filing's match needs. Hand SQL, as the filing's other
+// with the fields a filing's match needs; a grant whose maker's token is
+// revoked is not live (makerLive). Hand SQL, as the filing's other
 // statements: it runs on every filing of a command no rule decided.
 func liveRemembered(db *gorm.DB, owner, tool string, now time.Time) ([]models.Remembered, error) {
 	rows, err := db.Statement.ConnPool.QueryContext(db.Statement.Context, bindVars(db,
 		"SELECT id, scope, tool, match, session, cwd, owner_id, created_by FROM remembered "+
-			"WHERE owner_id = ? AND tool = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?) ORDER BY created_at, id"),
+			"WHERE owner_id = ? AND tool = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?) AND "+makerLive+" ORDER BY created_at, id"),
 		owner, tool, now)
 	if err != nil {
 		return nil, translated(db, err)

@@ -7,7 +7,6 @@ import (
 	"unicode"
 
 	"github.com/gatehousehq/gatehouse/models"
-	"gorm.io/gorm"
 )
 
 // seenEvery is how often a session's last use is written: a busy page does
@@ -57,20 +56,6 @@ func (s *Store) ListSessions(ctx context.Context) ([]models.Session, error) {
 	var ss []models.Session
 	err := s.reader(ctx).Where("expires_at > ?", s.now()).Order("created_at, id").Find(&ss).Error
 	return ss, err
-}
-
-// EndSessionID ends the session with this id, on every replica's cache too.
-func (s *Store) EndSessionID(ctx context.Context, id string) error {
-	return s.dropCachedOn(s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		res := tx.Where("id = ? AND expires_at > ?", id, s.now()).Delete(&models.Session{})
-		if res.Error != nil {
-			return res.Error
-		}
-		if res.RowsAffected == 0 {
-			return models.Errorf(models.ECodeNotFound, "no live session %q", id)
-		}
-		return revoked(tx)
-	}))
 }
 
 // PurgeSessions deletes expired sessions and login tickets. An expired

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -54,13 +55,39 @@ func TestSessions(t *testing.T) {
 			if _, err := s.SessionFor(ctx, cookie); err != nil { // cached now
 				t.Fatal(err)
 			}
-			if err := s.EndSessionID(ctx, sess.ID); err != nil {
+			if err := s.EndSessionID(ctx, sess.ID, "operator:op", models.ViaAPI); err != nil {
 				t.Fatal(err)
 			}
 			_, err := s.SessionFor(ctx, cookie)
 			refused(t, err, "ended session")
-			if err := s.EndSessionID(ctx, sess.ID); models.ErrorCode(err) != models.ECodeNotFound {
+			if err := s.EndSessionID(ctx, sess.ID, "operator:op", models.ViaAPI); models.ErrorCode(err) != models.ECodeNotFound {
 				t.Fatalf("second end: %v", err)
+			}
+		})
+
+		t.Run("ended by id: audited with who ended it, once", func(t *testing.T) {
+			sess, cookie := login(t)
+			if err := s.EndSessionID(ctx, sess.ID, "operator:root", store.ViaCLI); err != nil {
+				t.Fatal(err)
+			}
+			_ = s.EndSessionID(ctx, sess.ID, "operator:root", store.ViaCLI) // unknown now: no entry
+			var got []store.Audit
+			for _, a := range allEntries(t, s) {
+				if a.Action == store.ActionSessionRevoke && strings.Contains(a.Detail, sess.ID) {
+					got = append(got, a)
+				}
+			}
+			if len(got) != 1 || got[0].Actor != "operator:root" || got[0].Via != store.ViaCLI || got[0].RequestID != "" {
+				t.Fatalf("entries %+v", got)
+			}
+			var d map[string]any
+			if err := json.Unmarshal([]byte(got[0].Detail), &d); err != nil || d["session_id"] != sess.ID || d["operator"] != "op" || d["token_id"] != sess.TokenID {
+				t.Fatalf("detail %s", got[0].Detail)
+			}
+			for _, secret := range []string{cookie, sess.Hash, sess.CSRF} {
+				if strings.Contains(got[0].Detail, secret) {
+					t.Fatalf("the entry carries a secret: %s", got[0].Detail)
+				}
 			}
 		})
 
@@ -127,7 +154,7 @@ func TestSessions(t *testing.T) {
 			if !strings.HasPrefix(got.ID, "ses_") || got.LastSeenAt.IsZero() {
 				t.Fatalf("migrated %+v", got)
 			}
-			if err := s.EndSessionID(ctx, got.ID); err != nil {
+			if err := s.EndSessionID(ctx, got.ID, "operator:op", models.ViaAPI); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -165,4 +192,22 @@ func TestSessions(t *testing.T) {
 			clock = start
 		})
 	})
+}
+
+// allEntries is every entry of every chain of the audit trail.
+func allEntries(t *testing.T, s *store.Store) []store.Audit {
+	t.Helper()
+	n, err := s.AuditChainCount(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []store.Audit
+	for c := range n {
+		es, err := s.AuditEntries(ctx, uint32(c), 0, 100000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, es...)
+	}
+	return out
 }

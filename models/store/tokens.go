@@ -97,17 +97,19 @@ func (s *Store) ListTokens(ctx context.Context) ([]models.Token, error) {
 	return ts, err
 }
 
-// RevokeToken revokes a token by id or name; sessions it opened end too.
+// RevokeToken revokes a token by id or name; sessions it opened end too, and
+// the remembered allows it made are revoked (audited as by "system").
 func (s *Store) RevokeToken(ctx context.Context, idOrName string) (int64, error) {
-	return s.revokeToken(ctx, idOrName, nil)
+	return s.revokeToken(ctx, idOrName, "system", "", nil)
 }
 
-// revokeToken is RevokeToken; record, when set, audits each token revoked in
-// the transaction that revokes it (tokens_audit.go).
-func (s *Store) revokeToken(ctx context.Context, idOrName string, record func(tx *gorm.DB, ids []string) error) (int64, error) {
+// revokeToken is RevokeToken by actor through via; record, when set, audits
+// each token revoked in the transaction that revokes it (tokens_audit.go).
+func (s *Store) revokeToken(ctx context.Context, idOrName, actor, via string, record func(tx *gorm.DB, ts []models.Token) error) (int64, error) {
 	var n int64
 	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := lockHeadFirst(tx, record != nil); err != nil {
+		// Audited always: the grants the token made are revoked with it.
+		if err := lockHeadFirst(tx, true); err != nil {
 			return err
 		}
 		var ids []string
@@ -125,10 +127,17 @@ func (s *Store) revokeToken(ctx context.Context, idOrName string, record func(tx
 		if err := tx.Where("token_id IN ?", ids).Delete(&models.Session{}).Error; err != nil {
 			return err
 		}
+		var ts []models.Token
+		if err := tx.Where("id IN ?", ids).Order("id").Find(&ts).Error; err != nil {
+			return err
+		}
 		if record != nil {
-			if err := record(tx, ids); err != nil {
+			if err := record(tx, ts); err != nil {
 				return err
 			}
+		}
+		if err := s.revokeMadeBy(tx, ts, actor, via); err != nil {
+			return err
 		}
 		return revoked(tx)
 	})

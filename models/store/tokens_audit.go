@@ -30,13 +30,10 @@ func (s *Store) CreateTokenBy(ctx context.Context, n NewToken, actor, via string
 }
 
 // RevokeTokenBy is RevokeToken that records each token revoked, and by whom,
-// in the audit chain, in the same transaction.
+// in the audit chain, in the same transaction; the grants it made are revoked
+// by actor too.
 func (s *Store) RevokeTokenBy(ctx context.Context, idOrName, actor, via string) (int64, error) {
-	return s.revokeToken(ctx, idOrName, func(tx *gorm.DB, ids []string) error {
-		var ts []models.Token
-		if err := tx.Where("id IN ?", ids).Order("id").Find(&ts).Error; err != nil {
-			return err
-		}
+	return s.revokeToken(ctx, idOrName, actor, via, func(tx *gorm.DB, ts []models.Token) error {
 		for i := range ts {
 			if err := appendAudit(tx, &Audit{Action: ActionTokenRevoke, Actor: actor, Via: via, CreatedAt: s.now(),
 				Detail: tokenDetail(&ts[i])}); err != nil {
