@@ -462,6 +462,11 @@ func (r *Router) liveDevices(ctx context.Context) []models.Device {
 }
 
 func (r *Router) offer(devs []models.Device, m Message) {
+	// Every job is observed before any is handed over: once handed over, a
+	// worker may deliver it before this loop goes on. The planning goroutine
+	// is each lane's only sender, so room counted here is room at the send.
+	var jobs []job
+	room := map[*lane]int{}
 	for _, d := range devs {
 		l := r.lanes[d.Kind]
 		if l == nil || (m.Type == TypeBadge && d.Kind == models.DeviceWebPush) {
@@ -469,13 +474,20 @@ func (r *Router) offer(devs []models.Device, m Message) {
 			// no badge-only updates.
 			continue
 		}
-		select {
-		case l.jobs <- job{dev: d, msg: m}:
-			r.cfg.Observe(Event{Name: "queued", RequestID: m.RequestID, Message: m, Device: d})
-		default:
+		if _, ok := room[l]; !ok {
+			room[l] = cap(l.jobs) - len(l.jobs)
+		}
+		if room[l] == 0 {
 			slog.Warn("push: queue full; dropping", "kind", d.Kind, "device", d.ID, "push", m.Type)
 			r.cfg.Observe(Event{Name: "dropped", RequestID: m.RequestID, Message: m, Device: d})
+			continue
 		}
+		room[l]--
+		jobs = append(jobs, job{dev: d, msg: m})
+		r.cfg.Observe(Event{Name: "queued", RequestID: m.RequestID, Message: m, Device: d})
+	}
+	for _, j := range jobs {
+		r.lanes[j.dev.Kind].jobs <- j
 	}
 }
 
