@@ -23,6 +23,10 @@ type batchTx struct {
 	cache *stmtCache
 	head  *AuditHead // the head as moved so far; nil: not read yet
 	read  *AuditHead // the head as read from the row
+	// notes are the NOTIFY payloads the batch's writers announced
+	// (PostgreSQL), sent in one statement just before the COMMIT: a round trip
+	// per batch, not per writer.
+	notes []string
 }
 
 var (
@@ -93,4 +97,18 @@ func (t *batchTx) saveBatchHead(tx *gorm.DB) error {
 		return nil
 	}
 	return saveHead(tx, t.head)
+}
+
+// notify queues the NOTIFY of payload with the batch's own.
+func (t *batchTx) notify(payload string) { t.notes = append(t.notes, payload) }
+
+// sendNotes hands PostgreSQL the batch's NOTIFYs in one statement, in the
+// order they were announced (unnest keeps the array's order); PostgreSQL
+// delivers them at the COMMIT, or drops them with a rollback.
+func (t *batchTx) sendNotes(tx *gorm.DB) error {
+	if len(t.notes) == 0 {
+		return nil
+	}
+	_, err := hotExec(tx, "SELECT pg_notify(?, p) FROM unnest(?::text[]) AS p", NotifyChannel, t.notes)
+	return err
 }

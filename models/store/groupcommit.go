@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"sync"
 
 	"gorm.io/gorm"
@@ -126,16 +127,18 @@ func (g *groupCommit) commit(batch []*writeJob) {
 			return live[0].err
 		}
 		for i, j := range live {
-			sp := fmt.Sprintf("gc%d", i)
-			if err := tx.SavePoint(sp).Error; err != nil {
+			sp := "gc" + strconv.Itoa(i)
+			if _, err := hotExec(tx, "SAVEPOINT "+sp); err != nil {
 				return err
 			}
-			head := bt.head // a writer rolled back takes its audit entries back off the head
+			// A writer rolled back takes its audit entries back off the head
+			// and its NOTIFYs out of the batch's.
+			head, notes := bt.head, len(bt.notes)
 			if j.err = j.run(tx); j.err != nil {
-				if err := tx.RollbackTo(sp).Error; err != nil {
+				if _, err := hotExec(tx, "ROLLBACK TO SAVEPOINT "+sp); err != nil {
 					return fmt.Errorf("roll back a failed writer in a batch: %w", err)
 				}
-				bt.head = head
+				bt.head, bt.notes = head, bt.notes[:notes]
 			}
 		}
 		return nil
@@ -189,6 +192,9 @@ func (g *groupCommit) transaction(fn func(tx *gorm.DB, bt *batchTx) error) (err 
 		return err
 	}
 	if err := bt.saveBatchHead(tx); err != nil {
+		return err
+	}
+	if err := bt.sendNotes(tx); err != nil {
 		return err
 	}
 	if err := sqlTx.Commit(); err != nil {

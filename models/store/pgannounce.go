@@ -82,6 +82,10 @@ func (a *PGAnnouncer) AnnounceTx(tx *gorm.DB, ch models.Change) error {
 	if err != nil {
 		return err
 	}
+	if bt, ok := tx.Statement.ConnPool.(*batchTx); ok {
+		bt.notify(payload) // sent with the batch's others before its COMMIT
+		return nil
+	}
 	return tx.Exec("SELECT pg_notify(?, ?)", NotifyChannel, payload).Error
 }
 
