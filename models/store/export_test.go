@@ -29,6 +29,12 @@ func GroupCommits(s *Store, queued, committed func(n int)) {
 	s.batch.queued, s.batch.committed = queued, committed
 }
 
+// Checkpoints makes the batcher checkpoint after every writers (in ten batches
+// or more) and run at before each checkpoint (nil: nothing).
+func Checkpoints(s *Store, every int, at func()) {
+	s.batch.checkpointEvery, s.batch.checkpointing = every, at
+}
+
 // OnDecideRead sets a hook that runs between a decision's read and its write
 // (nil: none).
 func OnDecideRead(s *Store, f func(r *models.Request)) { s.decideRead = f }

@@ -38,6 +38,10 @@ type groupCommit struct {
 	// other's request rows; PostgreSQL then fails one writer's statement,
 	// which is rolled back to its savepoint and answered with the error alone.
 	headFirst bool
+	// checkpointEvery (SQLite): after this many writers, in ten batches or
+	// more, the leader checkpoints the WAL once it has answered them. Only a
+	// leader touches the counts.
+	checkpointEvery, sinceCheckpoint, commitsSince int
 
 	mu      sync.Mutex
 	queue   []*writeJob
@@ -47,6 +51,8 @@ type groupCommit struct {
 	// committed the size of each batch after its COMMIT.
 	queued    func(n int)
 	committed func(n int)
+	// checkpointing, for tests, runs at the start of each checkpoint.
+	checkpointing func()
 }
 
 // writeJob is one caller's transaction function and its answer.
@@ -81,7 +87,8 @@ func (g *groupCommit) do(ctx context.Context, fn, inTx func(tx *gorm.DB) error) 
 	return j.err
 }
 
-// lead commits one batch, then passes the lead on if more writers queued.
+// lead commits one batch, then checkpoints when one is due, and passes the
+// lead on if more writers queued.
 func (g *groupCommit) lead() {
 	g.mu.Lock()
 	batch := g.queue
@@ -92,6 +99,15 @@ func (g *groupCommit) lead() {
 	g.mu.Unlock()
 
 	g.commit(batch)
+	if g.checkpointEvery > 0 {
+		g.sinceCheckpoint += len(batch)
+		g.commitsSince++
+		if g.sinceCheckpoint >= g.checkpointEvery && g.commitsSince >= checkpointBatches {
+			g.sinceCheckpoint, g.commitsSince = 0, 0
+			go g.checkpoint() // the lead stays taken: no batch runs during it
+			return
+		}
+	}
 
 	g.mu.Lock()
 	more := len(g.queue) > 0
@@ -99,6 +115,35 @@ func (g *groupCommit) lead() {
 	g.mu.Unlock()
 	if more {
 		go g.lead()
+	}
+}
+
+// checkpointBatches is the fewest batches between two checkpoints, so that
+// large batches (a hundred writers each) do not checkpoint after every one.
+const checkpointBatches = 10
+
+// checkpoint copies the WAL's frames back into the database, then leads the
+// writers that queued meanwhile. SQLite would do it inside the COMMIT that
+// takes the WAL past its threshold, holding that batch's callers for one more
+// write and fsync of the database file; here it runs after they are answered,
+// still holding the lead, so no frame is added during it and the next write
+// starts the WAL over from its beginning (overwriting a file of the same size
+// costs one fsync of data; growing it costs the file system's journal too).
+func (g *groupCommit) checkpoint() {
+	if g.checkpointing != nil {
+		g.checkpointing()
+	}
+	if sqlDB, err := g.db.DB(); err == nil {
+		// An error leaves the frames for the next checkpoint, or for SQLite's
+		// own at the writer's threshold (openSQLite).
+		_, _ = sqlDB.ExecContext(context.Background(), "PRAGMA wal_checkpoint(PASSIVE)")
+	}
+	g.mu.Lock()
+	more := len(g.queue) > 0
+	g.running = more
+	g.mu.Unlock()
+	if more {
+		g.lead()
 	}
 }
 

@@ -46,6 +46,7 @@ func NewStore(db *gorm.DB, a Announcer) *Store {
 	batch := &groupCommit{db: db, headFirst: !sqlite}
 	if sqlite {
 		batch.stmts = newStmtCache()
+		batch.checkpointEvery = checkpointEvery
 	}
 	s := &Store{
 		batch:         batch,
