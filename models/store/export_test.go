@@ -29,8 +29,8 @@ func GroupCommits(s *Store, queued, committed func(n int)) {
 	s.batch.queued, s.batch.committed = queued, committed
 }
 
-// Checkpoints makes the batcher checkpoint after every writers (in ten batches
-// or more) and run at before each checkpoint (nil: nothing).
+// Checkpoints sets how many writers (in ten batches or more) the batcher lets
+// commit between its checkpoints, and a hook run as each begins (nil: none).
 func Checkpoints(s *Store, every int, at func()) {
 	s.batch.checkpointEvery, s.batch.checkpointing = every, at
 }
