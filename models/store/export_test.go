@@ -35,6 +35,10 @@ func Checkpoints(s *Store, every int, at func()) {
 	s.batch.checkpointEvery, s.batch.checkpointing = every, at
 }
 
+// OnLoginRead sets a hook that runs between a login's check of its token and
+// the transaction that opens its session (nil: none).
+func OnLoginRead(s *Store, f func()) { s.loginRead = f }
+
 // OnDecideRead sets a hook that runs between a decision's read and its write
 // (nil: none).
 func OnDecideRead(s *Store, f func(r *models.Request)) { s.decideRead = f }

@@ -8,9 +8,17 @@ import (
 	"gorm.io/gorm"
 )
 
-// ActionSessionRevoke is the audit action of a page session ended by id (an
-// operator's `session revoke`). It belongs to no request.
-const ActionSessionRevoke = "session_revoke"
+// Audit actions of page sessions. They belong to no request.
+const (
+	// ActionSessionOpen is a login: a session opened with an operator token
+	// (its token_id) or a one-time login link (none).
+	ActionSessionOpen = "session_open"
+	// ActionSessionEnd is a logout, by the session itself.
+	ActionSessionEnd = "session_end"
+	// ActionSessionRevoke is a session ended by id (an operator's `session
+	// revoke`), by whoever ended it.
+	ActionSessionRevoke = "session_revoke"
+)
 
 // EndSessionID ends the live session with this id, on every replica's cache
 // too, and records who ended it (actor, through via) in the audit chain in

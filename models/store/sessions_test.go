@@ -91,6 +91,64 @@ func TestSessions(t *testing.T) {
 			}
 		})
 
+		t.Run("a login and a logout are audited, by the session, never a secret", func(t *testing.T) {
+			sess, cookie := login(t)
+			if err := s.EndSession(ctx, cookie); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.EndSession(ctx, cookie); err != nil { // gone already: no second entry
+				t.Fatal(err)
+			}
+			byAction := map[string][]store.Audit{}
+			for _, a := range allEntries(t, s) {
+				if strings.Contains(a.Detail, sess.ID) {
+					byAction[a.Action] = append(byAction[a.Action], a)
+				}
+			}
+			for _, action := range []string{store.ActionSessionOpen, store.ActionSessionEnd} {
+				got := byAction[action]
+				if len(got) != 1 || got[0].Actor != "operator:op" || got[0].Via != models.ViaPage || got[0].RequestID != "" {
+					t.Fatalf("%s entries %+v", action, got)
+				}
+				var d map[string]any
+				if err := json.Unmarshal([]byte(got[0].Detail), &d); err != nil || d["session_id"] != sess.ID || d["token_id"] != sess.TokenID {
+					t.Fatalf("%s detail %s", action, got[0].Detail)
+				}
+				for _, secret := range []string{cookie, sess.Hash, sess.CSRF, op} {
+					if strings.Contains(got[0].Detail, secret) {
+						t.Fatalf("the entry carries a secret: %s", got[0].Detail)
+					}
+				}
+			}
+			if len(byAction) != 2 {
+				t.Fatalf("entries naming the session: %v", byAction)
+			}
+		})
+
+		t.Run("a token revoked during its login opens no session", func(t *testing.T) {
+			_, doomed, err := s.CreateToken(ctx, models.RoleOperator, "doomed")
+			if err != nil {
+				t.Fatal(err)
+			}
+			store.OnLoginRead(s, func() {
+				if _, err := s.RevokeToken(ctx, "doomed"); err != nil {
+					t.Error(err)
+				}
+			})
+			_, _, err = s.LoginWithToken(ctx, doomed)
+			store.OnLoginRead(s, nil)
+			refused(t, err, "login with a token revoked after its check")
+			ss, err := s.ListSessions(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, sess := range ss {
+				if sess.Name == "doomed" {
+					t.Fatalf("a session of the revoked token lives: %+v", sess)
+				}
+			}
+		})
+
 		t.Run("idle 7 days ends it; use within pushes it on", func(t *testing.T) {
 			start := clock
 			_, busy := login(t)

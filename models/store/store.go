@@ -38,6 +38,9 @@ type Store struct {
 	// rememberedRead, for tests, runs between a filing's read of the grant
 	// that covers it and the filing's transaction.
 	rememberedRead func(grantID string)
+	// loginRead, for tests, runs between a login's check of its token and
+	// the transaction that opens the session.
+	loginRead func()
 }
 
 // NewStore returns a store over db that announces through a.

@@ -204,6 +204,9 @@ func (s *Store) UseLoginTicket(ctx context.Context, secret string) (*models.Sess
 	var sess *models.Session
 	var cookie string
 	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := lockHeadFirst(tx, true); err != nil { // the login is audited
+			return err
+		}
 		now := s.now()
 		// A link is for the first person at the console, before any operator
 		// token: once one exists, every outstanding link is dead.
@@ -245,15 +248,44 @@ func (s *Store) LoginWithToken(ctx context.Context, secret string) (*models.Sess
 	if t.Role != models.RoleOperator {
 		return nil, "", models.Errorf(models.ECodeUnauthenticated, "only an operator token can log in to the page")
 	}
-	return s.openSession(s.DB.WithContext(ctx), t.ID, t.Name, t.Groups)
+	if s.loginRead != nil {
+		s.loginRead()
+	}
+	var sess *models.Session
+	var cookie string
+	err = s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := lockHeadFirst(tx, true); err != nil { // the login is audited
+			return err
+		}
+		// Authenticate read a cache: a revocation committed since then must
+		// not be outlived by a session the revoked token opens.
+		var live int64
+		if err := tx.Model(&models.Token{}).Where("id = ? AND revoked_at IS NULL", t.ID).Count(&live).Error; err != nil {
+			return err
+		}
+		if live == 0 {
+			return models.Errorf(models.ECodeUnauthenticated, "this token is revoked")
+		}
+		var err error
+		sess, cookie, err = s.openSession(tx, t.ID, t.Name, t.Groups)
+		return err
+	})
+	return sess, cookie, err
 }
 
+// openSession opens an operator's page session in tx, which holds the audit
+// head, and records the login in the audit chain: who logged in, with which
+// token or by a login link, never the cookie.
 func (s *Store) openSession(tx *gorm.DB, tokenID, name string, groups []string) (*models.Session, string, error) {
 	cookie := models.NewSecret("gs_")
 	now := s.now()
 	sess := &models.Session{Hash: models.HashSecret(cookie), ID: models.NewID("ses_"), TokenID: tokenID, Name: name, Groups: groups, CSRF: models.NewID("csrf_"),
 		CreatedAt: now, LastSeenAt: now, ExpiresAt: sessionExpiry(now, now)}
 	if err := tx.Create(sess).Error; err != nil {
+		return nil, "", err
+	}
+	if err := appendAudit(tx, &Audit{Action: ActionSessionOpen, Actor: sess.Principal().Label(), Via: models.ViaPage, CreatedAt: now,
+		Detail: sessionDetail(sess)}); err != nil {
 		return nil, "", err
 	}
 	return sess, cookie, nil
@@ -284,10 +316,26 @@ func (s *Store) SessionFor(ctx context.Context, cookie string) (*models.Session,
 	return s.seen(ctx, hash, sess, l)
 }
 
-// EndSession logs a session out, on every replica's cache too.
+// EndSession logs a session out, on every replica's cache too, and records
+// the logout in the audit chain; a session already gone ends quietly.
 func (s *Store) EndSession(ctx context.Context, cookie string) error {
 	return s.dropCachedOn(s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := tx.Where("hash = ?", models.HashSecret(cookie)).Delete(&models.Session{}).Error; err != nil {
+		if err := lockHeadFirst(tx, true); err != nil {
+			return err
+		}
+		var sess models.Session
+		err := tx.Where("hash = ?", models.HashSecret(cookie)).Take(&sess).Error
+		if notFound(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := tx.Where("hash = ?", sess.Hash).Delete(&models.Session{}).Error; err != nil {
+			return err
+		}
+		if err := appendAudit(tx, &Audit{Action: ActionSessionEnd, Actor: sess.Principal().Label(), Via: models.ViaPage, CreatedAt: s.now(),
+			Detail: sessionDetail(&sess)}); err != nil {
 			return err
 		}
 		return revoked(tx)
