@@ -2,10 +2,12 @@ package store_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/store"
 	"github.com/gatehousehq/gatehouse/models/store/storetest"
 	"github.com/gatehousehq/gatehouse/web"
 )
@@ -29,8 +31,19 @@ func TestLoginTicketEndsWhenAnOperatorExists(t *testing.T) {
 				t.Fatal(err)
 			}
 			spare, _ := s.CreateLoginTicket(ctx, web.LoginTicketTTL)
-			if _, _, err := s.UseLoginTicket(ctx, spare); err != nil {
+			sess, _, err := s.UseLoginTicket(ctx, spare)
+			if err != nil {
 				t.Fatalf("with only an agent token: %v", err)
+			}
+			// The login is in the audit chain, as a link's: no token.
+			var opened []store.Audit
+			for _, a := range allEntries(t, s) {
+				if a.Action == store.ActionSessionOpen && strings.Contains(a.Detail, sess.ID) {
+					opened = append(opened, a)
+				}
+			}
+			if len(opened) != 1 || opened[0].Actor != sess.Principal().Label() || strings.Contains(opened[0].Detail, "token_id") || strings.Contains(opened[0].Detail, spare) {
+				t.Fatalf("session_open entries %+v", opened)
 			}
 		})
 		t.Run("an operator token ends every outstanding one", func(t *testing.T) {
