@@ -317,22 +317,27 @@ func (s *Store) SessionFor(ctx context.Context, cookie string) (*models.Session,
 }
 
 // EndSession logs a session out, on every replica's cache too, and records
-// the logout in the audit chain; a session already gone ends quietly.
+// the logout in the audit chain. A cookie of no session (gone already, or
+// never one) writes no entry and takes no audit head.
 func (s *Store) EndSession(ctx context.Context, cookie string) error {
 	return s.dropCachedOn(s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := lockHeadFirst(tx, true); err != nil {
-			return err
-		}
 		var sess models.Session
 		err := tx.Where("hash = ?", models.HashSecret(cookie)).Take(&sess).Error
 		if notFound(err) {
-			return nil
+			return revoked(tx)
 		}
 		if err != nil {
 			return err
 		}
-		if err := tx.Where("hash = ?", sess.Hash).Delete(&models.Session{}).Error; err != nil {
+		if err := lockHeadFirst(tx, true); err != nil {
 			return err
+		}
+		res := tx.Where("hash = ?", sess.Hash).Delete(&models.Session{})
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 { // ended meanwhile, and audited by whoever ended it
+			return revoked(tx)
 		}
 		if err := appendAudit(tx, &Audit{Action: ActionSessionEnd, Actor: sess.Principal().Label(), Via: models.ViaPage, CreatedAt: s.now(),
 			Detail: sessionDetail(&sess)}); err != nil {
