@@ -56,12 +56,17 @@ func BenchmarkDecideToRelease(b *testing.B) {
 	}
 }
 
-func reportPercentiles(b *testing.B, lat []time.Duration) {
+func reportPercentiles(b *testing.B, lat []time.Duration) { reportNamedPercentiles(b, "", lat) }
+
+// reportNamedPercentiles reports lat's p50 and p99 in µs as prefix+"p50-µs"
+// and prefix+"p99-µs" (sorting lat), and returns the p50.
+func reportNamedPercentiles(b *testing.B, prefix string, lat []time.Duration) float64 {
 	if len(lat) == 0 {
-		return
+		return 0
 	}
 	slices.Sort(lat)
 	p := func(q float64) float64 { return float64(lat[int(q*float64(len(lat)-1))].Microseconds()) }
-	b.ReportMetric(p(0.50), "p50-µs")
-	b.ReportMetric(p(0.99), "p99-µs")
+	b.ReportMetric(p(0.50), prefix+"p50-µs")
+	b.ReportMetric(p(0.99), prefix+"p99-µs")
+	return p(0.50)
 }

@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -19,7 +18,6 @@ import (
 	"golang.org/x/sys/unix"
 	_ "modernc.org/sqlite"
 
-	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/client"
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/gatehousehq/gatehouse/web"
@@ -109,38 +107,18 @@ func BenchmarkWakeFloor(b *testing.B) {
 		dur = append(dur, (<-got).Sub(t0))
 
 		// the service
-		r, err := agent.File(ctx, api.NewRequest{Title: "bench", Options: []api.Option{{ID: "ok", Label: "OK", Effect: "allow"}}}, "")
-		if err != nil {
-			b.Fatal(err)
-		}
-		got = make(chan time.Time, 1)
-		go func() {
-			if _, err := agent.Wait(ctx, r.ID, 60*time.Second); err != nil {
-				b.Error(err)
-			}
-			got <- time.Now()
-		}()
-		<-started
+		rid, woke := fileAndWait(b, agent, started)
 		t0 = time.Now()
-		if _, err := op.Decide(ctx, r.ID, 1, "ok", ""); err != nil {
+		if _, err := op.Decide(ctx, rid, 1, "ok", ""); err != nil {
 			b.Fatal(err)
 		}
-		gh = append(gh, (<-got).Sub(t0))
+		gh = append(gh, (<-woke).Sub(t0))
 		b.StartTimer()
 	}
-	p := func(ds []time.Duration, q float64) float64 {
-		s := slices.Clone(ds)
-		slices.Sort(s)
-		return float64(s[int(q*float64(len(s)-1))].Microseconds())
-	}
-	for _, f := range []struct {
-		name string
-		ds   []time.Duration
-	}{{"publish", pub}, {"dsync", ds}, {"durable", dur}, {"gatehouse", gh}} {
-		b.ReportMetric(p(f.ds, .5), f.name+"-p50-µs")
-		b.ReportMetric(p(f.ds, .99), f.name+"-p99-µs")
-	}
-	b.ReportMetric(p(pub, .5)+p(ds, .5), "floor-p50-µs")
+	floor := reportNamedPercentiles(b, "publish-", pub) + reportNamedPercentiles(b, "dsync-", ds)
+	reportNamedPercentiles(b, "durable-", dur)
+	reportNamedPercentiles(b, "gatehouse-", gh)
+	b.ReportMetric(floor, "floor-p50-µs")
 }
 
 // floorServer is the least durable release: rows on SQLite, waiters by id.

@@ -35,21 +35,10 @@ func BenchmarkWake(b *testing.B) {
 				lat := make([]time.Duration, 0, b.N)
 				for b.Loop() {
 					b.StopTimer()
-					r, err := agent.File(ctx, api.NewRequest{Title: "bench", Options: []api.Option{{ID: "ok", Label: "OK", Effect: "allow"}}}, "")
-					if err != nil {
-						b.Fatal(err)
-					}
-					got := make(chan time.Time, 1)
-					go func() {
-						if _, err := agent.Wait(ctx, r.ID, 60*time.Second); err != nil {
-							b.Error(err)
-						}
-						got <- time.Now()
-					}()
-					<-started
+					id, got := fileAndWait(b, agent, started)
 					b.StartTimer()
 					sent := time.Now()
-					if _, err := op.Decide(ctx, r.ID, 1, "ok", ""); err != nil {
+					if _, err := op.Decide(ctx, id, 1, "ok", ""); err != nil {
 						b.Fatal(err)
 					}
 					lat = append(lat, (<-got).Sub(sent))
@@ -58,4 +47,24 @@ func BenchmarkWake(b *testing.B) {
 			})
 		}
 	}
+}
+
+// fileAndWait files a request as agent and starts its /wait, returning once
+// the server reports the wait started (started, web.Config.OnWaitStart): the
+// request's id, and when the waiting client held its answer.
+func fileAndWait(b *testing.B, agent *client.Client, started <-chan struct{}) (string, <-chan time.Time) {
+	ctx := context.Background()
+	r, err := agent.File(ctx, api.NewRequest{Title: "bench", Options: []api.Option{{ID: "ok", Label: "OK", Effect: "allow"}}}, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	got := make(chan time.Time, 1)
+	go func() {
+		if _, err := agent.Wait(ctx, r.ID, 60*time.Second); err != nil {
+			b.Error(err)
+		}
+		got <- time.Now()
+	}()
+	<-started
+	return r.ID, got
 }
