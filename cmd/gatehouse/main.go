@@ -53,8 +53,7 @@ func agentCommands() []*command {
 	return []*command{
 		{name: "ask", run: runAsk,
 			args: `--title "…" [--option id:label[:allow|deny]]… [--timeout 10m] [--json] [--url URL] [--token T]`,
-			help: "File a request and wait for the operator's decision.\n" +
-				"Exits 0 allow, 1 deny, 2 expired or timed out, 3 error, 4 another option (its id printed)."},
+			help: "File a request and wait for the operator's decision: exit 0 allow, 1 deny, 2 expired or timed out, 3 error, 4 another option (its id printed)."},
 		{name: "hook", help: "Answer an agent's hook through Gatehouse.", subs: []*command{
 			{name: "claude-code", run: runClaudeCodeHook,
 				args: "[--timeout 5m] [--url URL] [--token T] < hook-input.json",
