@@ -37,8 +37,10 @@ type Error struct {
 	RetryAfter time.Duration
 }
 
+// Error has no "gatehouse:" prefix: the program that prints it names itself
+// ("gatehouse ask: 401 …"), and a second name reads as a doubled prefix.
 func (e *Error) Error() string {
-	return fmt.Sprintf("gatehouse: %d %s: %s", e.Status, e.Code, e.Detail)
+	return fmt.Sprintf("%d %s: %s", e.Status, e.Code, e.Detail)
 }
 
 // Do sends one JSON call and decodes a 2xx answer into out.

@@ -41,7 +41,7 @@ func (c *Client) Keys(ctx context.Context) (map[string]ed25519.PublicKey, error)
 	for _, k := range body.Keys {
 		b, err := base64.StdEncoding.DecodeString(k.PublicKey)
 		if err != nil || len(b) != ed25519.PublicKeySize || k.Algorithm != "ed25519" {
-			return nil, fmt.Errorf("gatehouse: key %s is not an Ed25519 public key", k.KeyID)
+			return nil, fmt.Errorf("key %s is not an Ed25519 public key", k.KeyID)
 		}
 		out[k.KeyID] = ed25519.PublicKey(b)
 	}

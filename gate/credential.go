@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -19,11 +20,13 @@ type Header struct {
 func ParseCredential(spec string, lookup func(string) (string, bool)) (Header, error) {
 	name, value, ok := strings.Cut(spec, ":")
 	name, value = strings.TrimSpace(name), strings.TrimSpace(value)
+	// The spec is never quoted back: written without its header or with a
+	// mistyped one, it may be the secret itself.
 	if !ok || name == "" || value == "" {
-		return Header{}, fmt.Errorf("credential %q: want 'Header: value'", spec)
+		return Header{}, errors.New("want 'Header: value', the value's secrets as $VARS")
 	}
 	if !validHeaderName(name) {
-		return Header{}, fmt.Errorf("credential %q: %q is not a header name", spec, name)
+		return Header{}, errors.New("the part before the first colon is not a header name")
 	}
 	var missing []string
 	value = os.Expand(value, func(v string) string {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -13,25 +12,21 @@ import (
 	"github.com/gatehousehq/gatehouse/client"
 )
 
-const acpUsage = "usage: gatehouse acp [--timeout 10m] [--url URL] [--token T] [--headless [--prompt-file F]] -- AGENT [ARGS…]"
-
 // runACP is `gatehouse acp`: an Agent Client Protocol agent as a child, with
 // every permission request it sends filed in Gatehouse too.
 func runACP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("acp", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("acp", stdout, stderr)
 	url := fs.String("url", env("GATEHOUSE_URL", "http://127.0.0.1:8080"), "server URL (GATEHOUSE_URL)")
-	token := fs.String("token", env("GATEHOUSE_TOKEN", ""), "agent token (GATEHOUSE_TOKEN)")
+	token := fs.secret("token", "GATEHOUSE_TOKEN", "agent token")
 	timeout := fs.Duration("timeout", 10*time.Minute, "how long a permission request waits for the operator; then the editor alone decides (headless: the agent's reject option)")
 	headless := fs.Bool("headless", false, "no editor: the bridge starts a session and sends one prompt itself")
 	promptFile := fs.String("prompt-file", "", "with --headless: the prompt's text (default: stdin)")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if err := fs.parse(args); err != nil {
+		return exitCode(err, 2)
 	}
 	argv := fs.Args()
 	if len(argv) == 0 {
-		fmt.Fprintln(stderr, acpUsage)
-		return 2
+		return fs.usageError(2, "the agent to run is missing: gatehouse acp [FLAGS] -- AGENT [ARGS…]")
 	}
 	if *timeout < time.Second {
 		fmt.Fprintln(stderr, "gatehouse acp: --timeout must be at least 1s")

@@ -23,7 +23,7 @@ func TestACPCommand(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"no agent", nil, "usage: gatehouse acp"},
+		{"no agent", nil, "gatehouse acp: the agent to run is missing"},
 		{"a timeout under a second", []string{"--timeout", "10ms", "--", "true"}, "--timeout must be at least 1s"},
 		{"a prompt file without --headless", []string{"--prompt-file", "p.txt", "--", "true"}, "--prompt-file goes with --headless"},
 		{"an empty headless prompt", []string{"--headless", "--", "true"}, "the prompt is empty"},

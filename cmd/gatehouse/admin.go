@@ -4,7 +4,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 
@@ -17,25 +16,22 @@ import (
 // database (the agent, when it runs as the same user) can make itself an
 // operator, so the database file need not be there at all.
 type adminTarget struct {
-	fs                   *flag.FlagSet
+	fs                   *flagSet
 	database, url, token *string
 }
 
-// adminFlags adds --database, --url and --token to fs.
-func adminFlags(fs *flag.FlagSet) *adminTarget {
+// adminFlags adds --database, --url and --token to fs. The token's default,
+// GATEHOUSE_TOKEN, is read by remote, so no usage shows it.
+func adminFlags(fs *flagSet) *adminTarget {
 	return &adminTarget{
 		fs:       fs,
-		database: fs.String("database", defaultDatabase(), "open this database directly (GATEHOUSE_DATABASE; default in the user's data directory)"),
+		database: fs.String("database", defaultDatabase(), "open this database directly (GATEHOUSE_DATABASE)"),
 		url:      fs.String("url", "", "call this server's API instead of opening the database (GATEHOUSE_URL)"),
-		token:    fs.String("token", "", "an operator token for --url (GATEHOUSE_TOKEN)"),
+		token:    fs.String("token", "", "an operator token for --url (default $GATEHOUSE_TOKEN)"),
 	}
 }
 
-func (a *adminTarget) given(name string) bool {
-	set := false
-	a.fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
-	return set
-}
+func (a *adminTarget) given(name string) bool { return a.fs.given(name) }
 
 // remote answers a client for the server when the command is to call it, and
 // nil when it is to open the database. Flags beat the environment; --database

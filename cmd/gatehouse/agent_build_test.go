@@ -73,10 +73,10 @@ func TestAgentBuild(t *testing.T) {
 	}
 
 	t.Run("server commands say where they are", func(t *testing.T) {
-		for _, name := range []string{"serve", "token", "session", "rules", "push", "audit"} {
+		for _, name := range []string{"serve", "token", "session", "rules", "push", "audit", "remembered", "away", "chat"} {
 			t.Run(name, func(t *testing.T) {
 				code, _, stderr := run(t, nil, nil, name)
-				if code != 2 || !strings.Contains(stderr, `"`+name+`" is not in this build`) || !strings.Contains(stderr, "-tags agent") {
+				if code != 2 || !strings.Contains(stderr, `"`+name+`" is a server command, not in this agent build`) || !strings.Contains(stderr, "-tags agent") {
 					t.Fatalf("exit %d, stderr %q; want 2 and where the command is", code, stderr)
 				}
 			})

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -49,10 +48,9 @@ func (o *optionFlags) Set(v string) error {
 // needed) and exits 0 for an option whose effect is allow, 1 for deny, 2 for
 // expired or timed out, 3 for errors, 4 for any other option.
 func runAsk(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("ask", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("ask", stdout, stderr)
 	url := fs.String("url", env("GATEHOUSE_URL", "http://127.0.0.1:8080"), "server URL (GATEHOUSE_URL)")
-	token := fs.String("token", env("GATEHOUSE_TOKEN", ""), "agent or runtime token (GATEHOUSE_TOKEN)")
+	token := fs.secret("token", "GATEHOUSE_TOKEN", "agent or runtime token")
 	title := fs.String("title", "", "what the operator is asked (required)")
 	summary := fs.String("summary", "", "a line of context")
 	detailFile := fs.String("detail-file", "", "a file whose text is the request's detail")
@@ -62,8 +60,8 @@ func runAsk(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	asJSON := fs.Bool("json", false, "print the final record as JSON")
 	var opts optionFlags
 	fs.Var(&opts, "option", "an option id:label[:effect], effect allow or deny (repeatable; default allow/deny). Exit 0 allow, 1 deny, 2 expired or timed out, 3 error, 4 an option without an effect (its id printed)")
-	if err := fs.Parse(args); err != nil {
-		return exitError
+	if err := fs.parse(args); err != nil {
+		return exitCode(err, exitError)
 	}
 	if *title == "" {
 		fmt.Fprintln(stderr, "gatehouse ask: --title is required")

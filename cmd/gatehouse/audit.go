@@ -9,44 +9,36 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/gatehousehq/gatehouse/client"
 	"github.com/gatehousehq/gatehouse/models/store"
 )
 
-// runAudit exports and verifies the hash-chained audit trail.
-func runAudit(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: gatehouse audit export|verify …")
-		return 2
-	}
-	switch args[0] {
-	case "export":
-		return runAuditExport(ctx, args[1:], stdout, stderr)
-	case "verify":
-		return runAuditVerify(ctx, args[1:], stdout, stderr)
-	}
-	fmt.Fprintf(stderr, "gatehouse: unknown audit command %q\n", args[0])
-	return 2
-}
-
 // runAuditExport writes the chains as JSON Lines, one chain after another
 // (--chain: that one only; --after: its entries after that seq).
-func runAuditExport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("audit export", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+func runAuditExport(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlags("audit export", stdout, stderr)
 	target := adminFlags(fs)
 	after := fs.Uint64("after", 0, "export the entries of --chain (chain 0 when not given) after this seq")
-	chain := fs.Int("chain", -1, "export this chain only (default: every chain)")
-	if err := fs.Parse(args); err != nil || fs.NArg() != 0 || *chain < -1 {
-		return 2
+	chain := new(int)
+	*chain = -1 // every chain; a flag.Func, so the help shows no -1
+	fs.Func("chain", "export chain `N` only (default: every chain)", func(v string) error {
+		n, err := strconv.ParseUint(v, 10, 32)
+		*chain = int(n)
+		return err
+	})
+	if err := fs.parse(args); err != nil {
+		return exitCode(err, 2)
 	}
-	if *chain == -1 && given(fs, "after") {
+	if fs.NArg() != 0 {
+		return fs.usageError(2, "unexpected argument %q", fs.Arg(0))
+	}
+	if *chain == -1 && fs.given("after") {
 		*chain = 0 // seqs count per chain; before there were several, --after was chain 0's
 	}
 	c, err := target.remote()
@@ -92,13 +84,6 @@ func runAuditExport(ctx context.Context, args []string, stdout, stderr io.Writer
 		return 1
 	}
 	return 0
-}
-
-// given reports whether the flag name was set on the command line.
-func given(fs *flag.FlagSet, name string) bool {
-	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
-	return set
 }
 
 // auditSource is where export and verify read the chains: the database or
@@ -165,15 +150,17 @@ func chainList(n int) []uint32 {
 
 // runAuditVerify checks every link of the chain in the database or an export,
 // and with --head that a head saved earlier is still in it.
-func runAuditVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("audit verify", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+func runAuditVerify(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlags("audit verify", stdout, stderr)
 	target := adminFlags(fs)
 	file := fs.String("file", "", "an export (JSON Lines) to verify instead of the database or the server")
 	key := fs.String("key", "", "the server's public key for --head, the base64 public_key of /v1/keys (needed with --file; with --database or --url it pins the key instead of reading it there)")
 	headFile := fs.String("head", "", "a saved GET /v1/audit/head answer the chain must still hold")
-	if err := fs.Parse(args); err != nil || fs.NArg() != 0 {
-		return 2
+	if err := fs.parse(args); err != nil {
+		return exitCode(err, 2)
+	}
+	if fs.NArg() != 0 {
+		return fs.usageError(2, "unexpected argument %q", fs.Arg(0))
 	}
 	if *file != "" && (target.given("database") || target.given("url") || target.given("token")) {
 		fmt.Fprintln(stderr, "gatehouse: give --database, --url/--token or --file, only one")

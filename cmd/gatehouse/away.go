@@ -5,7 +5,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"time"
@@ -18,20 +17,17 @@ import (
 // (--url/--token or GATEHOUSE_URL with GATEHOUSE_TOKEN, an operator token):
 // away on|off [--until T], away status, away quiet START END TZ | away quiet off.
 func runAway(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	usage := "usage: gatehouse away on [--until 2h|RFC3339] | off | status | quiet START END TZ | quiet off  [--url URL --token T]"
-	if len(args) == 0 {
-		fmt.Fprintln(stderr, usage)
-		return 2
-	}
 	sub := args[0]
-	fs := flag.NewFlagSet("away "+sub, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("away "+sub, stdout, stderr)
 	url := fs.String("url", env("GATEHOUSE_URL", "http://127.0.0.1:8080"), "the server (GATEHOUSE_URL)")
-	token := fs.String("token", env("GATEHOUSE_TOKEN", ""), "your operator token (GATEHOUSE_TOKEN)")
-	untilFlag := fs.String("until", "", "away until this time (RFC 3339) or for this long (e.g. 2h); default: until `away off`")
-	positional, err := parseInterspersed(fs, args[1:])
+	token := fs.secret("token", "GATEHOUSE_TOKEN", "your operator token")
+	untilFlag := new(string)
+	if sub == "on" {
+		untilFlag = fs.String("until", "", "away until this time (RFC 3339) or for this long (e.g. 2h); default: until away off")
+	}
+	positional, err := fs.parseInterspersed(args[1:])
 	if err != nil {
-		return 2
+		return exitCode(err, 2)
 	}
 	if *token == "" {
 		fmt.Fprintln(stderr, "gatehouse: away needs your operator token: --token or GATEHOUSE_TOKEN")
@@ -55,9 +51,10 @@ func runAway(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 		a, err = c.SetQuietHours(ctx, nil)
 	case sub == "quiet" && len(positional) == 3:
 		a, err = c.SetQuietHours(ctx, &api.QuietHours{Start: positional[0], End: positional[1], TZ: positional[2]})
+	case sub == "quiet":
+		return fs.usageError(2, "want START END TZ (e.g. 22:00 07:00 Europe/Berlin), or off")
 	default:
-		fmt.Fprintln(stderr, usage)
-		return 2
+		return fs.usageError(2, "unexpected argument %q", positional[0])
 	}
 	if err != nil {
 		reportAPIError(stderr, err)

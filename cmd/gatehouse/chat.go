@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"time"
@@ -13,22 +12,19 @@ import (
 	"github.com/gatehousehq/gatehouse/models"
 )
 
-// runChat is `gatehouse chat link`: it prints a one-time code that links the
+// runChatLink is `gatehouse chat link`: it prints a one-time code that links the
 // chat identity which sends it (`/gatehouse link CODE` in Slack) to an
 // operator: through the server's API, the operator whose token calls it; in
 // the database, the operator named by --operator.
-func runChat(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	const usage = "usage: gatehouse chat link [--url URL --token T | --database URL --operator NAME]"
-	if len(args) == 0 || args[0] != "link" {
-		fmt.Fprintln(stderr, usage)
-		return 2
-	}
-	fs := flag.NewFlagSet("chat link", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+func runChatLink(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlags("chat link", stdout, stderr)
 	target := adminFlags(fs)
 	operator := fs.String("operator", "", "with --database: the operator the code links to")
-	if _, err := parseInterspersed(fs, args[1:]); err != nil {
-		return 2
+	if err := fs.parse(args); err != nil {
+		return exitCode(err, 2)
+	}
+	if fs.NArg() > 0 {
+		return fs.usageError(2, "unexpected argument %q", fs.Arg(0))
 	}
 	c, err := target.remote()
 	if err != nil {

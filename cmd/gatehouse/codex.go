@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -16,26 +15,21 @@ import (
 	"github.com/gatehousehq/gatehouse/codexbridge"
 )
 
-// runCodex is `gatehouse codex app-server`: Codex's app-server as a child,
-// with every approval it asks for filed in Gatehouse too.
-func runCodex(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] != "app-server" {
-		fmt.Fprintln(stderr, "usage: gatehouse codex app-server [--url URL] [--token T] [--codex PATH] [--timeout 1h] [--runtime NAME --callback-listen ADDR] [-- CODEX ARGS]")
-		return 2
-	}
-	fs := flag.NewFlagSet("codex app-server", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+// runCodexAppServer is `gatehouse codex app-server`: Codex's app-server as a
+// child, with every approval it asks for filed in Gatehouse too.
+func runCodexAppServer(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlags("codex app-server", stdout, stderr)
 	host, _ := os.Hostname()
 	url := fs.String("url", env("GATEHOUSE_URL", "http://127.0.0.1:8080"), "server URL (GATEHOUSE_URL)")
-	token := fs.String("token", env("GATEHOUSE_TOKEN", ""), "agent or runtime token (GATEHOUSE_TOKEN)")
+	token := fs.secret("token", "GATEHOUSE_TOKEN", "agent or runtime token")
 	codex := fs.String("codex", env("GATEHOUSE_CODEX", "codex"), "the codex program (GATEHOUSE_CODEX)")
 	expiry := fs.Duration("timeout", time.Hour, "how long an approval stays open in Gatehouse; the local client can answer it after that too")
 	runtime := fs.String("runtime", "", "with --callback-listen: register as this runtime (a runtime token), so decisions are also forwarded and one for a lost approval is a conflict")
 	machine := fs.String("machine", host, "the machine the runtime names")
 	listen := fs.String("callback-listen", "", "serve the runtime's signed callback on ADDR (e.g. 127.0.0.1:9091)")
 	publicURL := fs.String("callback-url", "", "the callback URL the server calls (default http://ADDR of --callback-listen)")
-	if err := fs.Parse(args[1:]); err != nil {
-		return 2
+	if err := fs.parse(args); err != nil {
+		return exitCode(err, 2)
 	}
 	if *expiry < time.Second {
 		fmt.Fprintln(stderr, "gatehouse codex app-server: --timeout must be at least 1s")

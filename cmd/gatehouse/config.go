@@ -116,7 +116,7 @@ func makeDatabaseDir(database string) error {
 
 // databaseFlags adds --database and --create to a command other than serve.
 func databaseFlags(fs *flag.FlagSet) (database *string, create *bool) {
-	database = fs.String("database", defaultDatabase(), "database URL (GATEHOUSE_DATABASE; default in the user's data directory)")
+	database = fs.String("database", defaultDatabase(), "database URL (GATEHOUSE_DATABASE)")
 	create = fs.Bool("create", false, "create the database if it does not exist")
 	return database, create
 }
@@ -137,4 +137,21 @@ func sqlitePathOr(database string) string {
 		return p
 	}
 	return "."
+}
+
+// parseInterspersed is parse for flags that may come before or after
+// positional arguments ("token revoke NAME --database X"), which flag.Parse
+// alone stops at. It returns the positional arguments.
+func (f *flagSet) parseInterspersed(args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := f.parse(args); err != nil {
+			return nil, err
+		}
+		if f.NArg() == 0 {
+			return positional, nil
+		}
+		positional = append(positional, f.Arg(0))
+		args = f.Args()[1:]
+	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -43,9 +42,8 @@ func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 var sandboxPattern = lazyregexp.New(`^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,127}$`)
 
 // parseGate reads the flags strictly: any bad value stops with a message naming it.
-func parseGate(args []string, getenv func(string) (string, bool), stderr io.Writer) (gateConfig, error) {
-	fs := flag.NewFlagSet("gate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+func parseGate(args []string, getenv func(string) (string, bool), stdout, stderr io.Writer) (gateConfig, error) {
+	fs := newFlags("gate", stdout, stderr)
 	var cfg gateConfig
 	fs.StringVar(&cfg.listen, "listen", "127.0.0.1:9000", "address the agent's client talks to")
 	upstream := fs.String("upstream", "", "the API behind the gate, e.g. https://api.github.com (required)")
@@ -58,11 +56,14 @@ func parseGate(args []string, getenv func(string) (string, bool), stderr io.Writ
 	fs.Var(&creds, "credential", "'Header: value' added upstream, $VARS from the gate's environment (repeatable)")
 	fs.Var(&strip, "strip", "a header of the agent's removed before forwarding, besides Authorization (repeatable)")
 	gh, _ := getenv("GATEHOUSE_URL")
-	tok, _ := getenv("GATEHOUSE_TOKEN")
 	fs.StringVar(&cfg.url, "url", orDefault(gh, "http://127.0.0.1:8080"), "Gatehouse URL (GATEHOUSE_URL)")
-	fs.StringVar(&cfg.token, "token", tok, "a runtime token (GATEHOUSE_TOKEN)")
-	if err := fs.Parse(args); err != nil {
+	// Read after parsing, so that no usage shows it.
+	fs.StringVar(&cfg.token, "token", "", "a runtime token (default $GATEHOUSE_TOKEN)")
+	if err := fs.parse(args); err != nil {
 		return cfg, err
+	}
+	if cfg.token == "" {
+		cfg.token, _ = getenv("GATEHOUSE_TOKEN")
 	}
 	fail := func(format string, a ...any) (gateConfig, error) {
 		err := fmt.Errorf("gatehouse gate: "+format, a...)
@@ -136,9 +137,9 @@ func orDefault(v, def string) string {
 
 // runGate runs the gate until ctx ends.
 func runGate(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	cfg, err := parseGate(args, os.LookupEnv, stderr)
+	cfg, err := parseGate(args, os.LookupEnv, stdout, stderr)
 	if err != nil {
-		return 2
+		return exitCode(err, 2)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	cfg.gate.Logger = log

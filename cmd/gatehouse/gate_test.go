@@ -25,7 +25,7 @@ func TestGateFlags(t *testing.T) {
 	getenv := func(k string) (string, bool) { v, ok := environ[k]; return v, ok }
 	base := []string{"--upstream", "https://api.github.com", "--sandbox", "sb-1"}
 	t.Run("defaults", func(t *testing.T) {
-		cfg, err := parseGate(append(base, "--credential", "Authorization: Bearer $UPSTREAM_TOKEN", "--rules", good), getenv, io.Discard)
+		cfg, err := parseGate(append(base, "--credential", "Authorization: Bearer $UPSTREAM_TOKEN", "--rules", good), getenv, io.Discard, io.Discard)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -41,7 +41,7 @@ func TestGateFlags(t *testing.T) {
 	})
 	t.Run("max-body sizes", func(t *testing.T) {
 		for in, want := range map[string]int64{"1KiB": 1024, "512": 512, "2MB": 2_000_000, "10MiB": 10 << 20} {
-			cfg, err := parseGate(append(base, "--max-body", in), getenv, io.Discard)
+			cfg, err := parseGate(append(base, "--max-body", in), getenv, io.Discard, io.Discard)
 			if err != nil || cfg.gate.MaxBody != want {
 				t.Errorf("--max-body %s: %d %v, want %d", in, cfg.gate.MaxBody, err, want)
 			}
@@ -74,7 +74,7 @@ func TestGateFlags(t *testing.T) {
 	for _, b := range bad {
 		t.Run("refuses "+b.name, func(t *testing.T) {
 			var stderr bytes.Buffer
-			if _, err := parseGate(b.args, getenv, &stderr); err == nil {
+			if _, err := parseGate(b.args, getenv, io.Discard, &stderr); err == nil {
 				t.Fatal("accepted")
 			}
 			if !strings.Contains(stderr.String(), b.says) {
@@ -82,9 +82,18 @@ func TestGateFlags(t *testing.T) {
 			}
 		})
 	}
+	t.Run("never prints a credential's value", func(t *testing.T) {
+		// Written without its header, or with a mistyped one, the value may be the secret itself.
+		for _, spec := range []string{"ghp_S3CRET", "Bearer ghp_S3CRET", "Authorization Bearer: ghp_S3CRET"} {
+			var stderr bytes.Buffer
+			if _, err := parseGate(append(base, "--credential", spec), getenv, io.Discard, &stderr); err == nil || strings.Contains(stderr.String(), "S3CRET") {
+				t.Fatalf("%q: %v, stderr %q", spec, err, stderr.String())
+			}
+		}
+	})
 	t.Run("refuses a missing token", func(t *testing.T) {
 		var stderr bytes.Buffer
-		if _, err := parseGate(base, func(string) (string, bool) { return "", false }, &stderr); err == nil || !strings.Contains(stderr.String(), "GATEHOUSE_TOKEN") {
+		if _, err := parseGate(base, func(string) (string, bool) { return "", false }, io.Discard, &stderr); err == nil || !strings.Contains(stderr.String(), "GATEHOUSE_TOKEN") {
 			t.Fatalf("%v %q", err, stderr.String())
 		}
 	})

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"time"
@@ -15,30 +14,17 @@ import (
 // hook `timeout` must be longer (docs/agents.md), or it kills the hook first.
 const defaultHookWait = 5 * time.Minute
 
-// runHook answers agent hooks: "claude-code" and "codex".
-func runHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	switch {
-	case len(args) > 0 && args[0] == "claude-code":
-		return runClaudeCodeHook(ctx, args[1:], stdin, stdout, stderr)
-	case len(args) > 0 && args[0] == "codex":
-		return runCodexHook(ctx, args[1:], stdin, stdout, stderr)
-	}
-	fmt.Fprintln(stderr, "usage: gatehouse hook claude-code|codex [--timeout 5m] [--url URL] [--token T] < hook-input.json")
-	return 2
-}
-
 // runClaudeCodeHook reads one PreToolUse or PermissionRequest input, asks the
 // operator through Gatehouse, and prints the hook's JSON answer. It exits 0
 // whenever it printed an answer or chose to print nothing; a non-zero exit is
 // a non-blocking error to Claude Code, which then asks in its own way.
 func runClaudeCodeHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("hook claude-code", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("hook claude-code", stdout, stderr)
 	url := fs.String("url", env("GATEHOUSE_URL", "http://127.0.0.1:8080"), "server URL (GATEHOUSE_URL)")
-	token := fs.String("token", env("GATEHOUSE_TOKEN", ""), "agent or runtime token (GATEHOUSE_TOKEN)")
+	token := fs.secret("token", "GATEHOUSE_TOKEN", "agent or runtime token")
 	wait := fs.Duration("timeout", defaultHookWait, "how long to wait for the operator; keep it under the hook's own timeout")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if err := fs.parse(args); err != nil {
+		return exitCode(err, 2)
 	}
 	if *wait < time.Second {
 		fmt.Fprintln(stderr, "gatehouse hook: --timeout must be at least 1s")

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"time"
@@ -16,13 +15,12 @@ import (
 // never exits 2: to Codex, exit 2 is a deny; every other exit code, like
 // printing nothing, is no decision, and Codex asks in its own way.
 func runCodexHook(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("hook codex", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("hook codex", stdout, stderr)
 	url := fs.String("url", env("GATEHOUSE_URL", "http://127.0.0.1:8080"), "server URL (GATEHOUSE_URL)")
-	token := fs.String("token", env("GATEHOUSE_TOKEN", ""), "agent or runtime token (GATEHOUSE_TOKEN)")
+	token := fs.secret("token", "GATEHOUSE_TOKEN", "agent or runtime token")
 	wait := fs.Duration("timeout", defaultHookWait, "how long to wait for the operator; keep it under the hook's own timeout")
-	if err := fs.Parse(args); err != nil {
-		return 1
+	if err := fs.parse(args); err != nil {
+		return exitCode(err, 1)
 	}
 	if *wait < time.Second {
 		fmt.Fprintln(stderr, "gatehouse hook codex: --timeout must be at least 1s")

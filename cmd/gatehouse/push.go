@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -13,19 +12,17 @@ import (
 	"github.com/gatehousehq/gatehouse/push"
 )
 
-// runPush is `gatehouse push test`: one test notification to every registered
+// runPushTest is `gatehouse push test`: one test notification to every registered
 // device, each result printed; exit 1 when any was not sent.
-func runPush(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] != "test" {
-		fmt.Fprintln(stderr, "usage: gatehouse push test [--database URL] [--base-url URL]")
-		return 2
-	}
-	fs := flag.NewFlagSet("push test", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	database, create := databaseFlags(fs)
+func runPushTest(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlags("push test", stdout, stderr)
+	database, create := databaseFlags(fs.FlagSet)
 	baseURL := fs.String("base-url", env("GATEHOUSE_BASE_URL", "http://127.0.0.1:8080"), "public URL a tap opens (GATEHOUSE_BASE_URL)")
-	if err := fs.Parse(args[1:]); err != nil {
-		return 2
+	if err := fs.parse(args); err != nil {
+		return exitCode(err, 2)
+	}
+	if fs.NArg() > 0 {
+		return fs.usageError(2, "unexpected argument %q", fs.Arg(0))
 	}
 	store, closeDB, err := openStore(*database, *create)
 	if err != nil {

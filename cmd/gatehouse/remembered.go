@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -19,22 +18,22 @@ import (
 // GATEHOUSE_TOKEN), else in the database directly. A revocation is audited
 // and holds at once on every replica.
 func runRemembered(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 || (args[0] != "list" && args[0] != "revoke") {
-		fmt.Fprintln(stderr, "usage: gatehouse remembered list|revoke ID")
-		return 2
-	}
 	sub := args[0]
-	fs := flag.NewFlagSet("remembered "+sub, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("remembered "+sub, stdout, stderr)
 	target := adminFlags(fs)
-	all := fs.Bool("all", false, "list expired and revoked ones too (list)")
-	positional, err := parseInterspersed(fs, args[1:])
-	if err != nil {
-		return 2
+	all := new(bool)
+	if sub == "list" {
+		all = fs.Bool("all", false, "list expired and revoked ones too")
 	}
-	if (sub == "revoke") != (len(positional) == 1) || len(positional) > 1 {
-		fmt.Fprintln(stderr, "usage: gatehouse remembered list|revoke ID")
-		return 2
+	positional, err := fs.parseInterspersed(args[1:])
+	if err != nil {
+		return exitCode(err, 2)
+	}
+	switch {
+	case sub == "revoke" && len(positional) != 1:
+		return fs.usageError(2, "want one remembered allow's ID, got %d arguments", len(positional))
+	case sub != "revoke" && len(positional) > 0:
+		return fs.usageError(2, "unexpected argument %q", positional[0])
 	}
 	c, err := target.remote()
 	if err != nil {

@@ -5,7 +5,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -18,31 +17,17 @@ import (
 	"github.com/gatehousehq/gatehouse/models/rules"
 )
 
-const rulesUsage = `usage:
-  gatehouse rules check FILE              validate a rules file (exit 0 valid, 1 not)
-  gatehouse rules test FILE [REQUEST]     show which rule matches a request (JSON from REQUEST or stdin);
-                                          a Bash or shell command is shown as its simple commands
-  gatehouse rules list [--url URL] [--token T]
-                                          the rules a running server has in force (an operator token)
-`
-
-// runRules is `gatehouse rules`. Exit codes: 0 done, 1 invalid file or request, 2 usage.
-func runRules(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) > 0 && args[0] == "list" {
-		return listServerRules(ctx, args[1:], stdout, stderr)
-	}
-	return rulesCommand(args, stdin, stdout, stderr)
-}
-
 // listServerRules shows the rules a server has in force, through its API with
 // an operator's token: the file need not be readable where this runs.
-func listServerRules(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("rules list", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+func listServerRules(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlags("rules list", stdout, stderr)
 	url := fs.String("url", env("GATEHOUSE_URL", "http://127.0.0.1:8080"), "server URL (GATEHOUSE_URL)")
-	token := fs.String("token", env("GATEHOUSE_TOKEN", ""), "an operator token (GATEHOUSE_TOKEN)")
-	if err := fs.Parse(args); err != nil || fs.NArg() != 0 {
-		return 2
+	token := fs.secret("token", "GATEHOUSE_TOKEN", "an operator token")
+	if err := fs.parse(args); err != nil {
+		return exitCode(err, 2)
+	}
+	if fs.NArg() != 0 {
+		return fs.usageError(2, "unexpected argument %q", fs.Arg(0))
 	}
 	rs, err := client.New(*url, *token).Rules(ctx)
 	if err != nil {
@@ -60,37 +45,42 @@ func listServerRules(ctx context.Context, args []string, stdout, stderr io.Write
 	return 0
 }
 
-func rulesCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) < 2 {
-		fmt.Fprint(stderr, rulesUsage)
-		return 2
+// runRulesCheck is `gatehouse rules check FILE`. The rules commands exit 0
+// done, 1 invalid file or request, 2 usage.
+func runRulesCheck(_ context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlags("rules check", stdout, stderr)
+	positional, err := fs.parseInterspersed(args)
+	if err != nil {
+		return exitCode(err, 2)
 	}
-	switch args[0] {
-	case "check":
-		if len(args) != 2 {
-			fmt.Fprint(stderr, rulesUsage)
-			return 2
-		}
-		return checkRules(args[1], stdout, stderr)
-	case "test":
-		if len(args) > 3 {
-			fmt.Fprint(stderr, rulesUsage)
-			return 2
-		}
-		in := stdin
-		if len(args) == 3 && args[2] != "-" {
-			f, err := os.Open(args[2])
-			if err != nil {
-				fmt.Fprintln(stderr, err)
-				return 1
-			}
-			defer f.Close()
-			in = f
-		}
-		return testRules(args[1], in, stdout, stderr)
+	if len(positional) != 1 {
+		return fs.usageError(2, "want one rules FILE, got %d arguments", len(positional))
 	}
-	fmt.Fprint(stderr, rulesUsage)
-	return 2
+	return checkRules(positional[0], stdout, stderr)
+}
+
+// runRulesTest is `gatehouse rules test FILE [REQUEST.json]`: the request on
+// stdin when not named (or named -).
+func runRulesTest(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlags("rules test", stdout, stderr)
+	positional, err := fs.parseInterspersed(args)
+	if err != nil {
+		return exitCode(err, 2)
+	}
+	if len(positional) < 1 || len(positional) > 2 {
+		return fs.usageError(2, "want a rules FILE and at most one REQUEST.json, got %d arguments", len(positional))
+	}
+	in := stdin
+	if len(positional) == 2 && positional[1] != "-" {
+		f, err := os.Open(positional[1])
+		if err != nil {
+			fmt.Fprintln(stderr, "gatehouse rules test:", err)
+			return 1
+		}
+		defer f.Close()
+		in = f
+	}
+	return testRules(positional[0], in, stdout, stderr)
 }
 
 func checkRules(path string, stdout, stderr io.Writer) int {

@@ -53,12 +53,12 @@ func TestRulesCommand(t *testing.T) {
 		{"test: a line that does not parse", []string{"test", good}, `{"title":"t","tool":"Bash","command":"git status 'oops"}`, 0,
 			"the command does not parse as bash (1:12: reached EOF without closing quote `'`): only a deny rule", ""},
 		{"test: bad request", []string{"test", good}, `{"title":""}`, 1, "", "title is required"},
-		{"usage", []string{"frob"}, "", 2, "", "usage:"},
+		{"usage", []string{"frob"}, "", 2, "", `gatehouse rules: unknown command "frob"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var out, errOut bytes.Buffer
-			code := rulesCommand(c.args, strings.NewReader(c.stdin), &out, &errOut)
+			code := run(t.Context(), append([]string{"rules"}, c.args...), strings.NewReader(c.stdin), &out, &errOut)
 			if code != c.code || !strings.Contains(out.String(), c.out) || !strings.Contains(errOut.String(), c.errOut) {
 				t.Fatalf("exit %d (want %d)\nstdout: %s\nstderr: %s", code, c.code, out.String(), errOut.String())
 			}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -23,11 +22,10 @@ import (
 // decisions by callback (--callback-listen), by the pull feed (--pull), or both,
 // and prints each as one JSON line, so a person can watch the flow end to end.
 func runRuntime(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("runtime", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("runtime", stdout, stderr)
 	host, _ := os.Hostname()
 	serverURL := fs.String("url", env("GATEHOUSE_URL", "http://127.0.0.1:8080"), "server URL (GATEHOUSE_URL)")
-	token := fs.String("token", env("GATEHOUSE_TOKEN", ""), "runtime token (GATEHOUSE_TOKEN)")
+	token := fs.secret("token", "GATEHOUSE_TOKEN", "runtime token")
 	name := fs.String("name", "", "runtime name (required; registering it again updates it)")
 	machine := fs.String("machine", host, "machine the runtime runs on")
 	listen := fs.String("callback-listen", "", "serve the signed callback on ADDR (e.g. 127.0.0.1:9090)")
@@ -36,12 +34,12 @@ func runRuntime(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 	cursorFile := fs.String("cursor-file", "", "with --pull: keep the feed cursor in FILE, to resume after a restart")
 	state := fs.String("state", "", "with --callback-listen: keep the replay state (deliveries seen, versions accepted) in FILE, so a forward captured before a restart is still refused after it")
 	gone := fs.Bool("gone", false, "answer every forwarded decision 409 (as a runtime that lost its live callback)")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	fs.hide("gone") // a demonstration of a conflict (docs/forwarding.md), not a runtime's setting
+	if err := fs.parse(args); err != nil {
+		return exitCode(err, 2)
 	}
 	if *name == "" || *token == "" {
-		fmt.Fprintln(stderr, "runtime: --name and --token (or GATEHOUSE_TOKEN) are required")
-		return 2
+		return fs.usageError(2, "--name and --token (or GATEHOUSE_TOKEN) are required")
 	}
 	if *listen == "" && !*pull {
 		*pull = true // a runtime that takes no calls can still pull
@@ -54,7 +52,7 @@ func runRuntime(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 	if *listen != "" {
 		var err error
 		if ln, err = net.Listen("tcp", *listen); err != nil {
-			fmt.Fprintln(stderr, "runtime:", err)
+			fmt.Fprintln(stderr, "gatehouse runtime:", err)
 			return 1
 		}
 		defer ln.Close()
@@ -65,7 +63,7 @@ func runRuntime(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 	}
 	rt, err := c.RegisterRuntime(ctx, reg)
 	if err != nil {
-		fmt.Fprintln(stderr, "runtime: register:", err)
+		fmt.Fprintln(stderr, "gatehouse runtime: register:", err)
 		return 1
 	}
 	fmt.Fprintf(stderr, "runtime %s registered as %s (callback %q); file requests with \"runtime_id\": %q\n", rt.Name, rt.ID, rt.CallbackURL, rt.ID)
@@ -79,7 +77,7 @@ func runRuntime(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 	if ln != nil {
 		keys, err := c.Keys(ctx)
 		if err != nil {
-			fmt.Fprintln(stderr, "runtime: fetch the server's keys:", err)
+			fmt.Fprintln(stderr, "gatehouse runtime: fetch the server's keys:", err)
 			return 1
 		}
 		h := &client.Handler{Keys: keys, RuntimeID: rt.ID, OnDecision: func(_ context.Context, d api.Decision) error {
@@ -134,7 +132,7 @@ func runRuntime(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 	select {
 	case <-ctx.Done():
 	case err := <-errs:
-		fmt.Fprintln(stderr, "runtime:", err)
+		fmt.Fprintln(stderr, "gatehouse runtime:", err)
 		code = 1
 	}
 	cancel()

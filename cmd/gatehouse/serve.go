@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -22,16 +21,15 @@ import (
 
 // parseServe reads serve's flags and environment into the service's
 // configuration. A bad value in either is an error naming it.
-func parseServe(args []string, stderr io.Writer) (app.Config, error) {
+func parseServe(args []string, stdout, stderr io.Writer) (app.Config, error) {
 	var c app.Config
 	var envs envReader
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("serve", stdout, stderr)
 	fs.StringVar(&c.Addr, "addr", env("GATEHOUSE_ADDR", "127.0.0.1:8080"), "listen address (GATEHOUSE_ADDR)")
-	fs.StringVar(&c.Database, "database", defaultDatabase(), "sqlite:PATH or postgres://… (GATEHOUSE_DATABASE; default in the user's data directory)")
+	fs.StringVar(&c.Database, "database", defaultDatabase(), "sqlite:PATH or postgres://… (GATEHOUSE_DATABASE)")
 	fs.StringVar(&c.BaseURL, "base-url", env("GATEHOUSE_BASE_URL", ""), "public URL of the server (GATEHOUSE_BASE_URL; default http://ADDR)")
 	fs.StringVar(&c.RulesFile, "rules", env("GATEHOUSE_RULES", ""), "YAML rules file (GATEHOUSE_RULES)")
-	fs.StringVar(&c.ChatFile, "chat", env("GATEHOUSE_CHAT", ""), "YAML chat file: Slack destinations and routes (GATEHOUSE_CHAT)")
+	fs.StringVar(&c.ChatFile, "chat", env("GATEHOUSE_CHAT", ""), "YAML chat file: Slack and Telegram destinations and routes (GATEHOUSE_CHAT)")
 	fs.IntVar(&c.Web.MaxWaiters, "max-waiters", envs.Int("GATEHOUSE_MAX_WAITERS", 20000), "long-polls held at once, in all (GATEHOUSE_MAX_WAITERS)")
 	fs.IntVar(&c.Web.MaxWaitersPerCaller, "max-waiters-per-caller", envs.Int("GATEHOUSE_MAX_WAITERS_PER_CALLER", 1000), "long-polls one caller may hold (GATEHOUSE_MAX_WAITERS_PER_CALLER)")
 	fs.Float64Var(&c.Web.FilingRate, "filing-rate", envs.Float("GATEHOUSE_FILING_RATE", web.DefaultFilingRate), "filings a second each agent token may sustain (GATEHOUSE_FILING_RATE)")
@@ -60,7 +58,7 @@ func parseServe(args []string, stderr io.Writer) (app.Config, error) {
 		fmt.Fprintln(stderr, "gatehouse serve:", err)
 		return c, err
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := fs.parse(args); err != nil {
 		return c, err
 	}
 	if fs.NArg() > 0 {
@@ -68,7 +66,7 @@ func parseServe(args []string, stderr io.Writer) (app.Config, error) {
 		fmt.Fprintln(stderr, "gatehouse serve:", err)
 		return c, err
 	}
-	if err := checkPositive(fs, "max-waiters", "max-waiters-per-caller", "max-connections", "filing-rate", "filing-burst", "runtime-filing-rate", "runtime-filing-burst", "default-expiry", "max-expiry", "max-pending-wait"); err != nil {
+	if err := checkPositive(fs.FlagSet, "max-waiters", "max-waiters-per-caller", "max-connections", "filing-rate", "filing-burst", "runtime-filing-rate", "runtime-filing-burst", "default-expiry", "max-expiry", "max-pending-wait"); err != nil {
 		fmt.Fprintln(stderr, "gatehouse serve:", err)
 		return c, err
 	}
@@ -78,9 +76,9 @@ func parseServe(args []string, stderr io.Writer) (app.Config, error) {
 // runServe parses the configuration, assembles the service and runs it until
 // ctx ends (app.Run: waits are released first, then in-flight calls finish).
 func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	cfg, err := parseServe(args, stderr)
+	cfg, err := parseServe(args, stdout, stderr)
 	if err != nil {
-		return 2
+		return exitCode(err, 2)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	// Put back the logger before, so a serve run in-process (the tests) does not

@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -21,25 +20,18 @@ import (
 // path either way, so a running server refuses the cookie at once (SQLite's
 // epoch, PostgreSQL's NOTIFY). It never creates a database.
 func runSession(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: gatehouse session list|revoke ID [--database URL | --url URL --token T]")
-		return 2
-	}
 	sub := args[0]
-	fs := flag.NewFlagSet("session "+sub, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("session "+sub, stdout, stderr)
 	target := adminFlags(fs)
-	positional, err := parseInterspersed(fs, args[1:])
+	positional, err := fs.parseInterspersed(args[1:])
 	if err != nil {
-		return 2
+		return exitCode(err, 2)
 	}
-	if sub != "list" && sub != "revoke" {
-		fmt.Fprintf(stderr, "gatehouse: unknown session command %q\n", sub)
-		return 2
-	}
-	if sub == "revoke" && len(positional) != 1 {
-		fmt.Fprintln(stderr, "usage: gatehouse session revoke ID [--database URL | --url URL --token T]")
-		return 2
+	switch {
+	case sub == "revoke" && len(positional) != 1:
+		return fs.usageError(2, "want one session ID, got %d arguments", len(positional))
+	case sub != "revoke" && len(positional) > 0:
+		return fs.usageError(2, "unexpected argument %q", positional[0])
 	}
 	c, err := target.remote()
 	if err != nil {

@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os/user"
@@ -22,30 +21,26 @@ import (
 // else directly in the database, which works beside a running server. Either
 // way each creation and revocation is in the audit chain.
 func runToken(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: gatehouse token create|list|revoke …")
-		return 2
-	}
 	sub := args[0]
-	fs := flag.NewFlagSet("token "+sub, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("token "+sub, stdout, stderr)
 	target := adminFlags(fs)
-	create := fs.Bool("create", false, "create the database if it does not exist (with --database)")
-	role := fs.String("role", "", "operator, runtime or agent (create)")
-	name := fs.String("name", "", "a name for the token's holder (create)")
-	groups := fs.String("groups", "", "comma-separated groups of an operator, e.g. sre,release (create)")
-	forName := fs.String("for", "", "the operator an agent or runtime token acts for, who may never approve its requests (create)")
-	positional, err := parseInterspersed(fs, args[1:])
+	create, role, name, groups, forName := new(bool), new(string), new(string), new(string), new(string)
+	if sub == "create" {
+		create = fs.Bool("create", false, "create the database if it does not exist (with --database)")
+		role = fs.String("role", "", "operator, runtime or agent")
+		name = fs.String("name", "", "a name for the token's holder")
+		groups = fs.String("groups", "", "comma-separated groups of an operator, e.g. sre,release")
+		forName = fs.String("for", "", "the operator an agent or runtime token acts for, who may never approve its requests")
+	}
+	positional, err := fs.parseInterspersed(args[1:])
 	if err != nil {
-		return 2
+		return exitCode(err, 2)
 	}
-	if sub != "create" && sub != "list" && sub != "revoke" {
-		fmt.Fprintf(stderr, "gatehouse: unknown token command %q\n", sub)
-		return 2
-	}
-	if sub == "revoke" && len(positional) != 1 {
-		fmt.Fprintln(stderr, "usage: gatehouse token revoke ID|NAME")
-		return 2
+	switch {
+	case sub == "revoke" && len(positional) != 1:
+		return fs.usageError(2, "want one token ID or NAME, got %d arguments", len(positional))
+	case sub != "revoke" && len(positional) > 0:
+		return fs.usageError(2, "unexpected argument %q", positional[0])
 	}
 	c, err := target.remote()
 	if err != nil {
@@ -157,20 +152,4 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
-}
-
-// parseInterspersed parses flags that may come before or after positional
-// arguments ("token revoke NAME --database X"), which flag.Parse alone stops at.
-func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
-	var positional []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		if fs.NArg() == 0 {
-			return positional, nil
-		}
-		positional = append(positional, fs.Arg(0))
-		args = fs.Args()[1:]
-	}
 }
