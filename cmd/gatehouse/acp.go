@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/gatehousehq/gatehouse/acp"
-	"github.com/gatehousehq/gatehouse/client"
 )
 
 const acpUsage = "usage: gatehouse acp [--timeout 10m] [--url URL] [--token T] [--headless [--prompt-file F]] -- AGENT [ARGS…]"
@@ -41,7 +40,12 @@ func runACP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		fmt.Fprintln(stderr, "gatehouse acp: --prompt-file goes with --headless")
 		return 2
 	}
-	b := &acp.Bridge{Gatehouse: client.New(*url, *token), Timeout: *timeout, Log: stderr}
+	c, err := newClient(*url, *token)
+	if err != nil {
+		fmt.Fprintln(stderr, "gatehouse acp:", err)
+		return 2
+	}
+	b := &acp.Bridge{Gatehouse: c, Timeout: *timeout, Log: stderr}
 	if *headless {
 		prompt, err := readPrompt(*promptFile, stdin)
 		if err != nil {

@@ -12,8 +12,6 @@ import (
 	"time"
 
 	"github.com/gatehousehq/gatehouse/api"
-
-	"github.com/gatehousehq/gatehouse/client"
 )
 
 // Exit codes of ask, for scripts. Only an option whose effect is allow exits
@@ -62,7 +60,7 @@ func runAsk(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	asJSON := fs.Bool("json", false, "print the final record as JSON")
 	var opts optionFlags
 	fs.Var(&opts, "option", "an option id:label[:effect], effect allow or deny (repeatable; default allow/deny). Exit 0 allow, 1 deny, 2 expired or timed out, 3 error, 4 an option without an effect (its id printed)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseExplained(fs, args); err != nil {
 		return exitError
 	}
 	if *title == "" {
@@ -82,7 +80,11 @@ func runAsk(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 		}
 		n.Detail = string(b)
 	}
-	c := client.New(*url, *token)
+	c, err := newClient(*url, *token)
+	if err != nil {
+		fmt.Fprintln(stderr, "gatehouse ask:", err)
+		return exitError
+	}
 	r, err := c.File(ctx, n, "")
 	if err != nil {
 		fmt.Fprintln(stderr, "gatehouse ask:", err)
