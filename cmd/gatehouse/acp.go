@@ -40,12 +40,10 @@ func runACP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		fmt.Fprintln(stderr, "gatehouse acp: --prompt-file goes with --headless")
 		return 2
 	}
-	c, err := newClient(*url, *token)
-	if err != nil {
-		fmt.Fprintln(stderr, "gatehouse acp:", err)
-		return 2
+	if err := checkClient(*url, *token); err != nil {
+		fmt.Fprintf(stderr, "gatehouse acp: %v; until then the editor alone decides\n", err)
 	}
-	b := &acp.Bridge{Gatehouse: c, Timeout: *timeout, Log: stderr}
+	b := &acp.Bridge{Gatehouse: explainedClient(*url, *token), Timeout: *timeout, Log: stderr}
 	if *headless {
 		prompt, err := readPrompt(*promptFile, stdin)
 		if err != nil {

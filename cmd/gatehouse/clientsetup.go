@@ -21,15 +21,30 @@ var errNoToken = errors.New("no token: set GATEHOUSE_TOKEN (or pass --token) to 
 // token or a URL that is not http(s), and its calls name GATEHOUSE_URL when
 // no server answers there.
 func newClient(url, token string) (*client.Client, error) {
+	if err := checkClient(url, token); err != nil {
+		return nil, err
+	}
+	return explainedClient(url, token), nil
+}
+
+// checkClient says what is missing from a client command's settings.
+func checkClient(url, token string) error {
 	if token == "" {
-		return nil, errNoToken
+		return errNoToken
 	}
 	if u, err := neturl.Parse(url); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("GATEHOUSE_URL (or --url) %q is not the server's http(s) URL, e.g. http://127.0.0.1:8080", url)
+		return fmt.Errorf("GATEHOUSE_URL (or --url) %q is not the server's http(s) URL, e.g. http://127.0.0.1:8080", url)
 	}
+	return nil
+}
+
+// explainedClient is the client whose failures to connect name GATEHOUSE_URL.
+// The bridges (acp, codex app-server) use it even with bad settings: without
+// Gatehouse the editor or Codex's client alone decides, as when it is down.
+func explainedClient(url, token string) *client.Client {
 	c := client.New(url, token)
 	c.HTTP.Transport = unreachable{next: http.DefaultTransport, url: url}
-	return c, nil
+	return c
 }
 
 // unreachable adds, to a failure to connect, which setting named the server.

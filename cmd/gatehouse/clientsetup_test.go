@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"net"
 	"strings"
 	"testing"
@@ -39,10 +40,11 @@ func TestClientSettingsNamed(t *testing.T) {
 			t.Fatalf("exit %d, stderr %q", code, stderr)
 		}
 	})
-	t.Run("acp with no token names GATEHOUSE_TOKEN", func(t *testing.T) {
-		code, stderr := runClient(t, "acp", "--", "true")
-		if code != 2 || !strings.Contains(stderr, "GATEHOUSE_TOKEN") {
-			t.Fatalf("exit %d, stderr %q", code, stderr)
+	t.Run("acp with no token names GATEHOUSE_TOKEN, and the editor alone decides", func(t *testing.T) {
+		var errb bytes.Buffer
+		code := run(context.Background(), []string{"acp", "--", "sh", "-c", "exit 5"}, strings.NewReader(""), io.Discard, &errb)
+		if code != 5 || !strings.Contains(errb.String(), "set GATEHOUSE_TOKEN") || !strings.Contains(errb.String(), "the editor alone decides") {
+			t.Fatalf("exit %d, stderr %q; want the agent's 5 and the settings named", code, errb.String())
 		}
 	})
 }

@@ -45,11 +45,10 @@ func runCodex(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		fmt.Fprintln(stderr, "gatehouse codex app-server: --runtime and --callback-listen go together")
 		return 2
 	}
-	c, err := newClient(*url, *token)
-	if err != nil {
-		fmt.Fprintln(stderr, "gatehouse codex app-server:", err)
-		return 2
+	if err := checkClient(*url, *token); err != nil {
+		fmt.Fprintf(stderr, "gatehouse codex app-server: %v; until then Codex's own client alone decides\n", err)
 	}
+	c := explainedClient(*url, *token)
 	b := &codexbridge.Bridge{Gatehouse: c, ExpiresIn: int64((*expiry + time.Second - 1) / time.Second), Log: stderr}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
