@@ -167,4 +167,11 @@ func TestServeErrorsSayWhatToChange(t *testing.T) {
 		}
 		noDatabase(t)
 	})
+	t.Run("a bare path is refused by the other commands too", func(t *testing.T) {
+		code, stderr := runErr(t, "token", "create", "--role", "operator", "--name", "o", "--database", path, "--create")
+		if code != 1 || !strings.Contains(stderr, "write sqlite:"+path) {
+			t.Fatalf("exit %d, stderr %q", code, stderr)
+		}
+		noDatabase(t)
+	})
 }
