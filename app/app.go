@@ -37,8 +37,11 @@ type Config struct {
 	Store   *store.Store
 	Changes *store.Changes
 
-	Addr    string // listen address; default 127.0.0.1:8080, port 0 for a free one
-	BaseURL string // public URL; default http://ADDR as bound
+	Addr string // listen address; default 127.0.0.1:8080, port 0 for a free one
+	// Listener, when set, is bound already (serve binds before it makes the
+	// database) and is used instead of Addr; the app closes it.
+	Listener net.Listener
+	BaseURL  string // public URL; default http://ADDR as bound
 	// RulesFile is a YAML rules file, reloaded when it changes and on each
 	// value from HUP (serve passes SIGHUP).
 	RulesFile string
@@ -134,12 +137,29 @@ func New(cfg Config) (_ *App, err error) {
 	if a.cfg.Stdout == nil {
 		a.cfg.Stdout = io.Discard
 	}
+	a.ln = cfg.Listener // closed by Close, also on error
 	// A broken rules file stops the service before anything listens.
 	var rs *rules.Rules
 	if cfg.RulesFile != "" {
 		if rs, err = rules.LoadRules(cfg.RulesFile); err != nil {
 			return nil, err
 		}
+	}
+	// Bind before the database opens: a busy port must not leave a new,
+	// empty database behind.
+	a.cfg.Conn = cfg.Conn.withDefaults()
+	if a.ln == nil {
+		addr := cfg.Addr
+		if addr == "" {
+			addr = "127.0.0.1:8080"
+		}
+		if a.ln, err = net.Listen("tcp", addr); err != nil {
+			return nil, err
+		}
+	}
+	a.ln = &capListener{Listener: a.ln, max: int64(a.cfg.Conn.MaxConnections)}
+	if err := CheckPush(); err != nil {
+		return nil, err
 	}
 	if err := a.openStore(); err != nil {
 		return nil, err
@@ -155,16 +175,6 @@ func New(cfg Config) (_ *App, err error) {
 	}
 	a.Rules = a.Store.Rules
 
-	addr := cfg.Addr
-	if addr == "" {
-		addr = "127.0.0.1:8080"
-	}
-	a.cfg.Conn = cfg.Conn.withDefaults()
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, err
-	}
-	a.ln = &capListener{Listener: ln, max: int64(a.cfg.Conn.MaxConnections)}
 	if a.cfg.BaseURL == "" {
 		a.cfg.BaseURL = cfg.Web.BaseURL
 	}

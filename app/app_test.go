@@ -60,7 +60,7 @@ func TestApp(t *testing.T) {
 		a.Close() // twice is harmless
 	})
 
-	t.Run("a bad configuration is refused before anything listens", func(t *testing.T) {
+	t.Run("a bad configuration is refused, naming what is wrong", func(t *testing.T) {
 		for _, c := range []struct{ name, db, want string }{
 			{"unknown scheme", "mysql://x/y", "unknown scheme"},
 			{"missing directory", "sqlite:" + t.TempDir() + "/no/such/g.db", "does not exist"},

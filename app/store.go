@@ -95,3 +95,19 @@ func countListens(reg prometheus.Registerer, pg *store.PGAnnouncer) {
 		Help: "Times this replica's LISTEN connection was established (1 + reconnects); each one resyncs waiters and subscribers.",
 	}, func() float64 { return float64(pg.Listens()) }))
 }
+
+// CheckPush reads the push settings from the environment and builds the APNs
+// client they name (it does not connect), so a bad setting stops a start
+// before anything is made.
+func CheckPush() error {
+	acfg, _, err := push.EnvConfig(nil)
+	if err != nil || !acfg.Enabled() {
+		return err
+	}
+	a, err := push.NewAPNs(acfg)
+	if err != nil {
+		return err
+	}
+	a.Close()
+	return nil
+}

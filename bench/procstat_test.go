@@ -35,8 +35,7 @@ func procCPU(b testing.TB, pid int) time.Duration {
 	return time.Duration(utime+stime) * clockTick
 }
 
-// procRSS is process pid's resident memory in KiB (VmRSS, what the
-// side-by-side harness reads).
+// procRSS is process pid's resident memory in KiB (VmRSS).
 func procRSS(b testing.TB, pid int) int {
 	b.Helper()
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))

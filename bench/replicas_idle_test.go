@@ -10,11 +10,11 @@ import (
 	"time"
 )
 
-// sbsIdle is how many idle waiters the harness holds.
+// sbsIdle is how many idle waiters are held.
 const sbsIdle = 10000
 
 // sbsIdleFor is how long after the last wait is held the memory is read:
-// the harness reads 5 s after sending the last one.
+// 5 s after sending the last one.
 const sbsIdleFor = 5 * time.Second
 
 // idle files sbsIdle requests, holds one long-poll on each over raw TCP
@@ -90,7 +90,7 @@ func (r *replicaSet) fileMany(b *testing.B, n int) []string {
 }
 
 // hold opens one raw TCP connection per id on replica i mod replicas and
-// sends its /wait, by 32 openers as the harness does; nothing reads the
+// sends its /wait, by 32 openers; nothing reads the
 // answers, so the client holds no goroutine per wait.
 func (r *replicaSet) hold(b *testing.B, ids []string) []net.Conn {
 	conns := make([]net.Conn, len(ids))

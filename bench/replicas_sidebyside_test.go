@@ -16,11 +16,11 @@ import (
 	"github.com/gatehousehq/gatehouse/models/store/storetest"
 )
 
-// BenchmarkSideBySideReplicas measures the five figures of the side-by-side
-// harness (../shared/peers/sidebyside) on real `gatehouse serve` processes
-// sharing one database: one SQLite replica (the harness's own setup, as a
-// baseline for this method), one PostgreSQL replica, and two PostgreSQL
-// replicas that wake each other by NOTIFY/LISTEN.
+// BenchmarkSideBySideReplicas measures five figures on real `gatehouse serve`
+// processes sharing one database: one SQLite replica (a baseline), one
+// PostgreSQL replica, and two PostgreSQL replicas that wake each other by
+// NOTIFY/LISTEN. The figures are the ones a comparison with a pub/sub server
+// such as ntfy takes, so the same client can measure both.
 //
 //   - wake: file on replica A, hold a /wait on the last replica (B with two),
 //     decide on A; from just before the decide is sent until the waiting
@@ -30,8 +30,7 @@ import (
 //   - idle: 10,000 held /wait long-polls on raw TCP, one request each, split
 //     over the replicas; the servers' VmRSS growth per waiter.
 //
-// ntfy has no replicas: put these beside the ntfy figures of a harness run.
-// Use a time benchtime (the harness's -d 8s); the idle case runs once in it:
+// Use a time benchtime; the idle case runs once in it:
 //
 //	GATEHOUSE_TEST_POSTGRES=postgres://… go test ./bench/ -run '^$' -bench SideBySideReplicas -benchtime 8s -timeout 30m
 func BenchmarkSideBySideReplicas(b *testing.B) {
@@ -71,13 +70,13 @@ func verifyAudit(b *testing.B, bin, database string) {
 	fmt.Printf("%s audit verify: %s\n", b.Name(), bytes.ReplaceAll(bytes.TrimSpace(out), []byte("\n"), []byte("; ")))
 }
 
-// sideBySideFlags lift the per-token limits, as the harness's ntfy config
-// lifts ntfy's visitor limits: it files everything with one agent token.
+// sideBySideFlags lift the per-token limits, as a comparison lifts ntfy's
+// visitor limits: it files everything with one agent token.
 var sideBySideFlags = []string{"--max-waiters", "50000", "--max-waiters-per-caller", "50000",
 	"--filing-rate", "1000000", "--filing-burst", "1000000"}
 
 // replicaSet is n serve processes on one database and the tokens the
-// harness uses.
+// benchmark uses.
 type replicaSet struct {
 	srv       []*gatehousetest.Server
 	agent, op string
@@ -100,13 +99,13 @@ func startReplicas(b *testing.B, bin, database string, n int) *replicaSet {
 	return r
 }
 
-// wake is the harness's wake figure, sequential rounds. The wait is confirmed
-// held through the waiter gauge before the decide (the harness sleeps 3 ms).
+// wake is the wake figure, in sequential rounds. The wait is confirmed
+// held through the waiter gauge before the decide (not a sleep).
 func (r *replicaSet) wake(b *testing.B) {
 	a, w := r.srv[0], r.srv[len(r.srv)-1]
 	rig := replicaRig{opToken: r.op, waitSrv: w, waitWith: w.Client(r.agent),
 		filer: a.Client(r.agent), decider: a.Client(r.op)}
-	for range 50 { // the harness's warm-up rounds
+	for range 50 { // warm-up rounds
 		rig.once(b)
 	}
 	lat := make([]time.Duration, 0, 1000)
@@ -117,7 +116,7 @@ func (r *replicaSet) wake(b *testing.B) {
 	reportPercentiles(b, "wake", lat)
 }
 
-// The harness's request bodies.
+// The request bodies.
 var (
 	sbsFile   = []byte(`{"kind":"approval","title":"bench","options":[{"id":"once","label":"Allow once","effect":"allow"},{"id":"deny","label":"Deny","effect":"deny"}]}`)
 	sbsDecide = []byte(`{"version":1,"decision":"once"}`)
@@ -177,7 +176,7 @@ func (r *replicaSet) post(url, token string, body []byte, want int) ([]byte, err
 	return data, nil
 }
 
-// sbsClients is the harness's write concurrency.
+// sbsClients is the write concurrency.
 const sbsClients = 16
 
 // writes runs op b.N times over sbsClients clients and reports the rate as

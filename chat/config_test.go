@@ -2,6 +2,7 @@ package chat_test
 
 import (
 	"fmt"
+	"net"
 	"strings"
 	"testing"
 
@@ -21,6 +22,8 @@ func TestChatConfigRefused(t *testing.T) {
 		{"missing secret", good, slackToken, "", "slack.signing_secret_env: environment variable GH_TEST_SLACK_SECRET is empty or unset"},
 		{"missing token", good, "", slackSecret, "slack.token_env: environment variable GH_TEST_SLACK_TOKEN is empty or unset"},
 		{"token rejected", good, "xoxb-revoked", slackSecret, "slack.token_env (GH_TEST_SLACK_TOKEN): Slack refused the token: invalid_auth"},
+		// A DNS failure or a refused connection is the network, not the token.
+		{"Slack unreachable", fmt.Sprintf(chatFile, deadURL(t)), slackToken, slackSecret, "cannot reach Slack (check this host's DNS, network and proxy); the token is not yet checked"},
 		{"unknown destination", good + "  - to: [nowhere]\n", slackToken, slackSecret, `routes[2].to: no destination is named "nowhere"`},
 		{"unknown field", good + "channels: []\n", slackToken, slackSecret, `unknown field "channels"`},
 		{"bad detail", strings.Replace(good, "detail: full", "detail: some", 1), slackToken, slackSecret, `destinations[0].detail "some" must be generic or full`},
@@ -76,4 +79,16 @@ routes:
 			}
 		})
 	}
+}
+
+// deadURL is an http URL where nothing listens: a connection to it is
+// refused, as a name that does not resolve fails, before any answer.
+func deadURL(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return "http://" + addr + "/"
 }

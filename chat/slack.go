@@ -29,7 +29,9 @@ func newSlack(c *SlackConfig, hc *http.Client) *slackSurface {
 // check proves the token (auth.test) and every Slack destination's channel
 // (conversations.info), naming the setting that is wrong.
 func (sl *slackSurface) check(ctx context.Context, cfg *Config) error {
-	if _, err := sl.api.AuthTestContext(ctx); err != nil {
+	if _, err := sl.api.AuthTestContext(ctx); unreachable(err) {
+		return fmt.Errorf("chat config %s: cannot reach Slack (check this host's DNS, network and proxy); the token is not yet checked: %v", cfg.file, err)
+	} else if err != nil {
 		return fmt.Errorf("chat config %s: slack.token_env (%s): Slack refused the token: %v", cfg.file, cfg.Slack.TokenEnv, err)
 	}
 	for i, d := range cfg.Destinations {

@@ -37,7 +37,9 @@ func newTelegram(c *TelegramConfig, hc *http.Client) (*telegramSurface, error) {
 // (getChat), then points the bot's webhook at this server with the secret
 // token, naming the setting that is wrong.
 func (tg *telegramSurface) check(ctx context.Context, cfg *Config, baseURL string) error {
-	if _, err := tg.api.GetMe(ctx); err != nil {
+	if _, err := tg.api.GetMe(ctx); unreachable(err) {
+		return fmt.Errorf("chat config %s: cannot reach Telegram (check this host's DNS, network and proxy); the token is not yet checked: %v", cfg.file, err)
+	} else if err != nil {
 		return fmt.Errorf("chat config %s: telegram.token_env (%s): Telegram refused the token: %v", cfg.file, cfg.Telegram.TokenEnv, err)
 	}
 	for i, d := range cfg.Destinations {

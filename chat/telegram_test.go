@@ -294,6 +294,7 @@ func TestTelegramConfigRefused(t *testing.T) {
 	good := fmt.Sprintf(telegramFile, bot.URL)
 	for _, tc := range []struct{ name, file, token, secret, want string }{
 		{"token rejected", good, "7000000001:revoked", botSecret, "telegram.token_env (GH_TEST_TG_TOKEN): Telegram refused the token"},
+		{"Telegram unreachable", fmt.Sprintf(telegramFile, deadURL(t)), botToken, botSecret, "cannot reach Telegram (check this host's DNS, network and proxy)"},
 		{"unknown chat", strings.Replace(good, opsChat, "-1009", 1), botToken, botSecret, "destinations[0].telegram: chat -1009"},
 		{"short secret", good, botToken, "short", "telegram.secret_token_env: environment variable GH_TEST_TG_SECRET must hold"},
 	} {

@@ -57,12 +57,14 @@ func NewAPNs(c APNsConfig) (*APNs, error) {
 	var key *ecdsa.PrivateKey
 	var err error
 	if len(c.Key) > 0 {
-		key, err = token.AuthKeyFromBytes(c.Key)
-	} else {
-		key, err = token.AuthKeyFromFile(c.KeyFile)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("apns: read .p8 key: %w", err)
+		if key, err = token.AuthKeyFromBytes(c.Key); err != nil {
+			return nil, fmt.Errorf("apns: the .p8 key: %w", err)
+		}
+	} else if key, err = token.AuthKeyFromFile(c.KeyFile); err != nil {
+		// Name the file and the variable: the library's own words ("AuthKey
+		// must be a valid .p8 PEM file") say neither.
+		return nil, fmt.Errorf("apns: %s=%s: %w; point it at the AuthKey_%s.p8 file downloaded from Apple (Certificates, Identifiers & Profiles → Keys), readable by this user",
+			EnvAPNsKeyFile, c.KeyFile, err, orKeyID(c.KeyID))
 	}
 	host := c.Host
 	switch {
@@ -147,4 +149,12 @@ func (a *APNs) notification(deviceToken string, m Message) *apns2.Notification {
 	}
 	n.Payload = p
 	return n
+}
+
+// orKeyID is the key id for a file name in a message, or a placeholder.
+func orKeyID(id string) string {
+	if id == "" {
+		return "KEYID"
+	}
+	return id
 }

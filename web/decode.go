@@ -33,6 +33,10 @@ func decodeStrict(body []byte, v any) error {
 	return nil
 }
 
+// DecodeStrict is decodeStrict for the command line (`rules test`), so a
+// request it reads is refused exactly as the API would refuse it.
+func DecodeStrict(body []byte, v any) error { return decodeStrict(body, v) }
+
 // uniqueKeys refuses an object with a member name twice under case folding
 // ("command" and "COMMAND", "kind" and "\u212aind"), at any depth.
 func uniqueKeys(body []byte) error {

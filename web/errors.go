@@ -8,6 +8,7 @@ import (
 
 	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/store"
 	"github.com/labstack/echo/v4"
 )
 
@@ -21,6 +22,9 @@ const (
 	codeShuttingDown   = "shutting_down"
 	codeUnavailable    = "unavailable"
 )
+
+// unavailableRetry is the Retry-After, in seconds, of a 503 unavailable.
+const unavailableRetry = "2"
 
 // statusOf is the one table from error code to HTTP status.
 var statusOf = map[string]int{
@@ -88,6 +92,11 @@ func (s *Server) handleError(err error, c echo.Context) {
 		if he.Code >= 500 {
 			slog.Error("http", "path", c.Path(), "err", err)
 		}
+	case store.Unavailable(err):
+		// The database is down or restarting: a retry may succeed, as
+		// /healthz's 503 says too; a 500 would tell the client not to retry.
+		slog.Warn("database unavailable", "method", c.Request().Method, "route", c.Path(), "err", err)
+		body.Code, body.Detail = codeUnavailable, "the database is unavailable; retry shortly"
 	default:
 		slog.Error("internal error", "method", c.Request().Method, "route", c.Path(), "err", err) // the pattern: a path may carry a device token
 	}
@@ -97,6 +106,9 @@ func (s *Server) handleError(err error, c echo.Context) {
 	}
 	if body.Code == models.ECodeInternal {
 		body.Detail = "internal error"
+	}
+	if body.Code == codeUnavailable {
+		c.Response().Header().Set("Retry-After", unavailableRetry)
 	}
 	if wantsHTML(c) && s.renderErrorPage(c, status, body) == nil {
 		return

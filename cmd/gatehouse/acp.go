@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/gatehousehq/gatehouse/acp"
-	"github.com/gatehousehq/gatehouse/client"
 )
 
 // runACP is `gatehouse acp`: an Agent Client Protocol agent as a child, with
@@ -36,7 +35,10 @@ func runACP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		fmt.Fprintln(stderr, "gatehouse acp: --prompt-file goes with --headless")
 		return 2
 	}
-	b := &acp.Bridge{Gatehouse: client.New(*url, *token), Timeout: *timeout, Log: stderr}
+	if err := checkClient(*url, *token); err != nil {
+		fmt.Fprintf(stderr, "gatehouse acp: %v; until then the editor alone decides\n", err)
+	}
+	b := &acp.Bridge{Gatehouse: explainedClient(*url, *token), Timeout: *timeout, Log: stderr}
 	if *headless {
 		prompt, err := readPrompt(*promptFile, stdin)
 		if err != nil {

@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/gatehousehq/gatehouse/api"
-
-	"github.com/gatehousehq/gatehouse/client"
 )
 
 // Exit codes of ask, for scripts. Only an option whose effect is allow exits
@@ -80,7 +78,11 @@ func runAsk(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 		}
 		n.Detail = string(b)
 	}
-	c := client.New(*url, *token)
+	c, err := newClient(*url, *token)
+	if err != nil {
+		fmt.Fprintln(stderr, "gatehouse ask:", err)
+		return exitError
+	}
 	r, err := c.File(ctx, n, "")
 	if err != nil {
 		fmt.Fprintln(stderr, "gatehouse ask:", err)

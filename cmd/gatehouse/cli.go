@@ -65,6 +65,7 @@ func (f *flagSet) parse(args []string) error {
 		f.printUsage(f.stdout)
 		return err
 	case err != nil:
+		err = explainValue(f.FlagSet, err)
 		f.report(err)
 		return err
 	}

@@ -39,7 +39,10 @@ func runCodexAppServer(ctx context.Context, args []string, stdin io.Reader, stdo
 		fmt.Fprintln(stderr, "gatehouse codex app-server: --runtime and --callback-listen go together")
 		return 2
 	}
-	c := client.New(*url, *token)
+	if err := checkClient(*url, *token); err != nil {
+		fmt.Fprintf(stderr, "gatehouse codex app-server: %v; until then Codex's own client alone decides\n", err)
+	}
+	c := explainedClient(*url, *token)
 	b := &codexbridge.Bridge{Gatehouse: c, ExpiresIn: int64((*expiry + time.Second - 1) / time.Second), Log: stderr}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

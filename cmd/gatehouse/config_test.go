@@ -8,6 +8,7 @@ import (
 	"errors"
 	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,7 +33,8 @@ func TestStrictConfiguration(t *testing.T) {
 		{"a bad whole number in the environment", "GATEHOUSE_MAX_WAITERS", "abc", nil, `GATEHOUSE_MAX_WAITERS="abc" is not a whole number`},
 		{"a bad duration in the environment", "GATEHOUSE_DEFAULT_EXPIRY", "soon", nil, `GATEHOUSE_DEFAULT_EXPIRY="soon" is not a duration`},
 		{"a bad flag value", "", "", []string{"--max-waiters", "abc"}, `invalid value "abc" for flag -max-waiters`},
-		{"a bad duration flag", "", "", []string{"--max-expiry", "forever"}, `invalid value "forever" for flag -max-expiry`},
+		{"a bad duration flag", "", "", []string{"--max-expiry", "forever"}, `invalid value "forever" for flag -max-expiry: want a duration, a number with a unit: 90s, 15m, 1h, 168h`},
+		{"a bad number flag", "", "", []string{"--filing-rate", "fast"}, `invalid value "fast" for flag -filing-rate: want a number`},
 		{"a zero cap", "", "", []string{"--max-waiters", "0"}, "--max-waiters must be above zero"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -49,7 +51,7 @@ func TestStrictConfiguration(t *testing.T) {
 
 	t.Run("an unknown database scheme", func(t *testing.T) {
 		code, stderr := runErr(t, "serve", "--addr", "127.0.0.1:0", "--database", "mysql://db/gatehouse")
-		if code != 1 || !strings.Contains(stderr, "unknown scheme") {
+		if code != 2 || !strings.Contains(stderr, "unknown scheme; use sqlite:PATH") {
 			t.Fatalf("exit %d, stderr %q", code, stderr)
 		}
 	})
@@ -118,5 +120,58 @@ func TestDefaultDatabase(t *testing.T) {
 		if _, err := os.Stat(other); err != nil {
 			t.Fatal(err)
 		}
+	})
+}
+
+// Each start-up error names what to change, and leaves no database behind.
+func TestServeErrorsSayWhatToChange(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "g.db")
+	noDatabase := func(t *testing.T) {
+		t.Helper()
+		if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("a database was left behind: %v", err)
+		}
+	}
+	t.Run("a busy port names --addr", func(t *testing.T) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		code, stderr := runErr(t, "serve", "--addr", ln.Addr().String(), "--database", "sqlite:"+path)
+		if code != 1 || !strings.Contains(stderr, "cannot listen on "+ln.Addr().String()) || !strings.Contains(stderr, "--addr HOST:PORT or GATEHOUSE_ADDR") {
+			t.Fatalf("exit %d, stderr %q", code, stderr)
+		}
+		noDatabase(t)
+	})
+	t.Run("a bad .p8 names the file and the variable", func(t *testing.T) {
+		key := filepath.Join(dir, "AuthKey.p8")
+		if err := os.WriteFile(key, []byte("not a key"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("GATEHOUSE_APNS_KEY_FILE", key)
+		t.Setenv("GATEHOUSE_APNS_KEY_ID", "ABC123")
+		t.Setenv("GATEHOUSE_APNS_TEAM_ID", "TEAM")
+		t.Setenv("GATEHOUSE_APNS_TOPIC", "app.example")
+		code, stderr := runErr(t, "serve", "--addr", "127.0.0.1:0", "--database", "sqlite:"+path)
+		if code != 1 || !strings.Contains(stderr, "GATEHOUSE_APNS_KEY_FILE="+key) || !strings.Contains(stderr, "AuthKey_ABC123.p8") {
+			t.Fatalf("exit %d, stderr %q", code, stderr)
+		}
+		noDatabase(t)
+	})
+	t.Run("a bare path names the sqlite: form", func(t *testing.T) {
+		code, stderr := runErr(t, "serve", "--addr", "127.0.0.1:0", "--database", path)
+		if code != 2 || !strings.Contains(stderr, "write sqlite:"+path) || !strings.Contains(stderr, "postgres://") {
+			t.Fatalf("exit %d, stderr %q", code, stderr)
+		}
+		noDatabase(t)
+	})
+	t.Run("a bare path is refused by the other commands too", func(t *testing.T) {
+		code, stderr := runErr(t, "token", "create", "--role", "operator", "--name", "o", "--database", path, "--create")
+		if code != 1 || !strings.Contains(stderr, "write sqlite:"+path) {
+			t.Fatalf("exit %d, stderr %q", code, stderr)
+		}
+		noDatabase(t)
 	})
 }

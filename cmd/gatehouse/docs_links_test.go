@@ -31,6 +31,9 @@ func TestDocsLinks(t *testing.T) {
 			for _, problem := range brokenLinks(page, text) {
 				t.Error(problem)
 			}
+			for _, problem := range sectionMentions(page, text) {
+				t.Error(problem)
+			}
 		})
 		t.Run(page+" speaks of the product, not its making", func(t *testing.T) {
 			for _, hit := range historyPhrases(text) {
@@ -59,13 +62,17 @@ func TestDocsLinksCatches(t *testing.T) {
 		{"an absolute path", "README.md", "[x](/etc/passwd)", 1, 0},
 		{"an image above the root", "docs/page.md", `<img src="../../x.png">`, 1, 0},
 		{"a diary", "README.md", "faster than the last session; two sessions ago it was slow", 0, 2},
+		{"a section named in prose", "docs/deploy.md", "every flag reads one (README, Configuration).", 1, 0},
+		{"a section of another page in prose", "docs/agents.md", "as the README's Benchmarks section says", 1, 0},
+		{"a README section that does not exist", "docs/deploy.md", "[settings](../README.md#configuration)", 1, 0},
+		{"a README section that exists", "docs/deploy.md", "[run it](../README.md#run-it); a testdata README", 0, 0},
 		{"good links and the hook's label", "docs/agents.md",
 			"# Agents\n[up](../README.md#gatehouse) [here](#agents) [web](https://example.com) `[not](a-link.md)`\n" +
 				"| `session` | Allow for this session |\n```\n[not](a-link-either.md)\n```\n", 0, 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := brokenLinks(c.page, c.text); len(got) != c.links {
+			if got := append(brokenLinks(c.page, c.text), sectionMentions(c.page, c.text)...); len(got) != c.links {
 				t.Errorf("brokenLinks = %q, want %d", got, c.links)
 			}
 			if got := historyPhrases(c.text); len(got) != c.phrases {
@@ -164,6 +171,22 @@ func brokenLinks(page, text string) []string {
 		if !headingIDs(body)[strings.ToLower(anchor)] {
 			problems = append(problems, page+": "+target+": "+path+" has no heading #"+anchor)
 		}
+	}
+	return problems
+}
+
+// sectionRef is a section of a page named in prose ("README, Configuration",
+// "the README's Benchmarks section"): a reader cannot follow it, and nothing
+// checks that the section exists. Write a link with its anchor instead.
+var sectionRef = regexp.MustCompile(`\b([A-Za-z-]+\.md|README)(?:, |'s |’s )([A-Z][A-Za-z]+)`)
+
+// sectionMentions are the prose references to a page's section in text.
+func sectionMentions(page, text string) []string {
+	text = fence.ReplaceAllString(text, "")
+	text = codeSpan.ReplaceAllString(text, "")
+	var problems []string
+	for _, m := range sectionRef.FindAllStringSubmatch(text, -1) {
+		problems = append(problems, page+": "+m[0]+": link to the section, e.g. [README](../README.md#"+strings.ToLower(m[2])+")")
 	}
 	return problems
 }

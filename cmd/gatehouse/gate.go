@@ -143,7 +143,12 @@ func runGate(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	cfg.gate.Logger = log
-	cfg.gate.Grants = client.New(cfg.url, cfg.token)
+	c, err := newClient(cfg.url, cfg.token)
+	if err != nil {
+		fmt.Fprintln(stderr, "gatehouse gate:", err)
+		return 2
+	}
+	cfg.gate.Grants = c
 	if err := serveGate(ctx, cfg, stdout); err != nil {
 		log.Error("gate", "err", err)
 		return 1

@@ -35,7 +35,13 @@ func runClaudeCodeHook(ctx context.Context, args []string, stdin io.Reader, stdo
 		fmt.Fprintln(stderr, "gatehouse hook:", err)
 		return 1
 	}
-	out, err := client.New(*url, *token).AnswerClaudeCodeHook(ctx, in, *wait)
+	c, err := newClient(*url, *token)
+	if err != nil {
+		// No answer: Claude Code asks in its own way.
+		fmt.Fprintln(stderr, "gatehouse hook:", err)
+		return 0
+	}
+	out, err := c.AnswerClaudeCodeHook(ctx, in, *wait)
 	if err != nil {
 		fmt.Fprintln(stderr, "gatehouse hook:", err)
 	}

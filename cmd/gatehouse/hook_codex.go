@@ -31,7 +31,12 @@ func runCodexHook(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		fmt.Fprintln(stderr, "gatehouse hook codex:", err)
 		return 1
 	}
-	out, err := client.New(*url, *token).AnswerCodexHook(ctx, in, *wait)
+	c, err := newClient(*url, *token)
+	if err != nil {
+		fmt.Fprintf(stderr, "gatehouse hook codex: %v; Codex asks instead\n", err)
+		return 0
+	}
+	out, err := c.AnswerCodexHook(ctx, in, *wait)
 	if err != nil {
 		fmt.Fprintf(stderr, "gatehouse hook codex: %v; Codex asks instead\n", err)
 	}

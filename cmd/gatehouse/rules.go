@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/gatehousehq/gatehouse/models/rules"
+	"github.com/gatehousehq/gatehouse/web"
 )
 
 // listServerRules shows the rules a server has in force, through its API with
@@ -96,12 +96,13 @@ func checkRules(path string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// testRequest is a request as filed with POST /v1/requests (a stored record's
-// JSON works too: unknown fields are ignored). created_by stands for the filer,
+// testRequest is a request as filed with POST /v1/requests, read as strictly
+// as the API reads it: a misspelt member ("comand") is refused, naming it,
+// instead of testing a request without it. created_by stands for the filer,
 // e.g. "runtime:ci", which `runtime` in a rule can match.
 type testRequest struct {
-	api.NewRequest
-	CreatedBy string `json:"created_by"`
+	api.NewRequest `json:",inline"`
+	CreatedBy      string `json:"created_by"`
 }
 
 func testRules(path string, in io.Reader, stdout, stderr io.Writer) int {
@@ -111,9 +112,12 @@ func testRules(path string, in io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	var tr testRequest
-	dec := json.NewDecoder(io.LimitReader(in, 1<<20))
-	if err := dec.Decode(&tr); err != nil {
-		fmt.Fprintf(stderr, "request: %v\n", err)
+	body, err := io.ReadAll(io.LimitReader(in, 1<<20))
+	if err == nil {
+		err = web.DecodeStrict(body, &tr)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "request: %s\n", models.ErrorDetail(err))
 		return 1
 	}
 	var opts []models.Option

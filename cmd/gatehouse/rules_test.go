@@ -53,6 +53,8 @@ func TestRulesCommand(t *testing.T) {
 		{"test: a line that does not parse", []string{"test", good}, `{"title":"t","tool":"Bash","command":"git status 'oops"}`, 0,
 			"the command does not parse as bash (1:12: reached EOF without closing quote `'`): only a deny rule", ""},
 		{"test: bad request", []string{"test", good}, `{"title":""}`, 1, "", "title is required"},
+		{"test: a misspelt member is refused, naming it", []string{"test", good}, `{"title":"t","tool":"Bash","comand":"git status"}`, 1, "", `unknown field "comand"`},
+		{"test: created_by is read", []string{"test", good}, `{"title":"t","tool":"Bash","command":"git status","created_by":"runtime:ci"}`, 0, `rule "git-read" (line 2) matches: approve`, ""},
 		{"usage", []string{"frob"}, "", 2, "", `gatehouse rules: unknown command "frob"`},
 	}
 	for _, c := range cases {

@@ -44,7 +44,11 @@ func runRuntime(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 	if *listen == "" && !*pull {
 		*pull = true // a runtime that takes no calls can still pull
 	}
-	c := client.New(*serverURL, *token)
+	c, err := newClient(*serverURL, *token)
+	if err != nil {
+		fmt.Fprintln(stderr, "runtime:", err)
+		return 2
+	}
 	out := &lineWriter{w: stdout}
 
 	var ln net.Listener

@@ -4,9 +4,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/netip"
 	"net/url"
 	"os"
@@ -16,6 +18,7 @@ import (
 	"time"
 
 	"github.com/gatehousehq/gatehouse/app"
+	"github.com/gatehousehq/gatehouse/models/store"
 	"github.com/gatehousehq/gatehouse/web"
 )
 
@@ -66,6 +69,11 @@ func parseServe(args []string, stdout, stderr io.Writer) (app.Config, error) {
 		fmt.Fprintln(stderr, "gatehouse serve:", err)
 		return c, err
 	}
+	if err := store.CheckURL(c.Database); err != nil {
+		err = fmt.Errorf("--database (GATEHOUSE_DATABASE): %w", err)
+		fmt.Fprintln(stderr, "gatehouse serve:", err)
+		return c, err
+	}
 	if err := checkPositive(fs.FlagSet, "max-waiters", "max-waiters-per-caller", "max-connections", "filing-rate", "filing-burst", "runtime-filing-rate", "runtime-filing-burst", "default-expiry", "max-expiry", "max-pending-wait"); err != nil {
 		fmt.Fprintln(stderr, "gatehouse serve:", err)
 		return c, err
@@ -92,25 +100,61 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	return 0
 }
 
+// serve takes, in order, the steps that leave nothing behind when they fail
+// (the address, the push settings) before it makes the database file, so a
+// start on a busy port or with a bad key leaves no empty database.
 func serve(ctx context.Context, cfg app.Config, stdout, stderr io.Writer) error {
-	if err := makeDatabaseDir(cfg.Database); err != nil {
+	ln, err := listen(cfg.Addr)
+	if err != nil {
 		return err
 	}
-	if err := createDatabaseFile(cfg.Database); err != nil {
+	if err := prepareDatabase(cfg.Database, stderr); err != nil {
+		ln.Close()
 		return err
 	}
-	fmt.Fprintf(stderr, "gatehouse: database %s\n", redact(cfg.Database))
-	warnLoosePermissions(cfg.Database, stderr)
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
-	cfg.HUP, cfg.Stdout = hup, stdout
+	cfg.HUP, cfg.Stdout, cfg.Listener = hup, stdout, ln // app.New closes ln, also when it fails
 	a, err := app.New(cfg)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
 	return a.Run(ctx)
+}
+
+// listen binds serve's address, naming the setting to change when it cannot.
+func listen(addr string) (net.Listener, error) {
+	if addr == "" {
+		addr = "127.0.0.1:8080"
+	}
+	ln, err := net.Listen("tcp", addr)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return nil, fmt.Errorf("cannot listen on %s: another process is listening there; stop it, or choose a free address with --addr HOST:PORT or GATEHOUSE_ADDR (e.g. --addr 127.0.0.1:8081)", addr)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cannot listen on %s: %w; choose another address with --addr HOST:PORT or GATEHOUSE_ADDR", addr, err)
+	}
+	return ln, nil
+}
+
+// prepareDatabase checks the push settings, then makes the default
+// database's directory and a new SQLite file with its owner-only mode, and
+// says where the database is.
+func prepareDatabase(database string, stderr io.Writer) error {
+	if err := app.CheckPush(); err != nil {
+		return err
+	}
+	if err := makeDatabaseDir(database); err != nil {
+		return err
+	}
+	if err := createDatabaseFile(database); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "gatehouse: database %s\n", redact(database))
+	warnLoosePermissions(database, stderr)
+	return nil
 }
 
 // redact hides a password in a database URL for logs.

@@ -27,6 +27,15 @@ func TestTokenNamesAndGroups(t *testing.T) {
 			}
 		}
 	})
+	t.Run("--for a name no operator has is refused, and nothing is made", func(t *testing.T) {
+		code, stderr := runErr(t, "token", "create", "--role", "agent", "--name", "bot2", "--for", "nobody", "--database", database)
+		if code != 1 || !strings.Contains(stderr, `"nobody" names no operator`) || !strings.Contains(stderr, "--role operator --name nobody") {
+			t.Fatalf("--for nobody: %d %s", code, stderr)
+		}
+		if _, list := runCmd(t, "token", "list", "--database", database); strings.Contains(list, "bot2") {
+			t.Fatalf("the refused token was made: %s", list)
+		}
+	})
 	t.Run("a second live alice is refused with a clear message", func(t *testing.T) {
 		code, stderr := runErr(t, "token", "create", "--role", "operator", "--name", "alice", "--database", database)
 		if code != 1 || !strings.Contains(stderr, `live operator token named "alice" already exists`) {

@@ -60,8 +60,8 @@ func Skipf(t testing.TB, format string, args ...any) {
 
 // Main runs the tests and prints one line summing up the skips:
 // "skipped N tests: NAME: reason; …". `go test ./...` shows a passing
-// package's output only with -v, so the line also goes to the terminal
-// (/dev/tty) when there is one: a newcomer sees it without -v.
+// package's output only with -v, so without -v the line goes past it: to the
+// go command's own stderr (the terminal, or a CI log), else to the terminal.
 func Main(m *testing.M) { os.Exit(Summarized(m).Run()) }
 
 // Summarized wraps m so its Run prints the skip line, for a TestMain that
@@ -73,17 +73,30 @@ type summarized struct{ m interface{ Run() int } }
 func (s summarized) Run() int {
 	code := s.m.Run()
 	if line := Summary(); line != "" {
-		var w io.Writer = os.Stdout
-		if testing.Verbose() {
-			fmt.Fprintln(w, line)
-		} else if tty, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0); err == nil {
-			fmt.Fprintln(tty, line)
-			tty.Close()
-		} else {
-			fmt.Fprintln(w, line)
-		}
+		w, done := summaryOut()
+		fmt.Fprintln(w, line)
+		done()
 	}
 	return code
+}
+
+// summaryOut is where the skip line goes: stdout with -v (go test shows it
+// then); else the stderr of the go command that ran this binary, which go test
+// does not capture; else the terminal; else stdout.
+func summaryOut() (io.Writer, func()) {
+	if testing.Verbose() {
+		return os.Stdout, func() {}
+	}
+	parent := fmt.Sprintf("/proc/%d/", os.Getppid())
+	if comm, err := os.ReadFile(parent + "comm"); err == nil && strings.TrimSpace(string(comm)) == "go" {
+		if f, err := os.OpenFile(parent+"fd/2", os.O_WRONLY|os.O_APPEND, 0); err == nil {
+			return f, func() { f.Close() }
+		}
+	}
+	if tty, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0); err == nil {
+		return tty, func() { tty.Close() }
+	}
+	return os.Stdout, func() {}
 }
 
 // Summary is the skip line, "" when nothing was skipped. The same reason for

@@ -76,6 +76,7 @@ func TestApproversDocExample(t *testing.T) {
 		s.Rules = rules.NewRuleSet(rs)
 		bob := voter(t, s, "bob", "release")
 		dave := voter(t, s, "dave", "release")
+		voter(t, s, "alice") // the operator the agent acts for
 		tok, _, err := s.CreateNamedToken(ctx, store.NewToken{Role: models.RoleAgent, Name: "alices-agent", For: "alice"})
 		if err != nil {
 			t.Fatal(err)

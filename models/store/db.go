@@ -14,9 +14,12 @@ import (
 	"gorm.io/gorm/logger"
 )
 
-// OpenDB opens the database a URL names: "sqlite:PATH" (or a bare path) for the
-// embedded default, "postgres://…" for scale-out. It does not migrate.
+// OpenDB opens the database a URL names: "sqlite:PATH" for the embedded
+// default, "postgres://…" for scale-out. It does not migrate.
 func OpenDB(url string) (*gorm.DB, error) {
+	if err := CheckURL(url); err != nil {
+		return nil, err
+	}
 	if IsPostgres(url) {
 		db, err := gorm.Open(postgres.Open(url), gormConfig())
 		if err != nil {
@@ -31,13 +34,7 @@ func OpenDB(url string) (*gorm.DB, error) {
 		sqlDB.SetConnMaxIdleTime(5 * time.Minute)
 		return db, nil
 	}
-	path, ok := SQLitePath(url)
-	if !ok {
-		return nil, fmt.Errorf("database %q: unknown scheme; use sqlite:PATH or postgres://…", url)
-	}
-	if path == "" {
-		return nil, fmt.Errorf("database %q names no file", url)
-	}
+	path, _ := SQLitePath(url)
 	// SQLite reports a missing directory as "out of memory (14)".
 	if dir := filepath.Dir(path); dir != "" {
 		if st, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
@@ -134,8 +131,27 @@ func gormConfig() *gorm.Config {
 	}
 }
 
-// SQLitePath is the file a SQLite database URL names ("sqlite:PATH",
-// "sqlite://PATH" or a bare path); ok is false for any other scheme.
+// CheckURL refuses a database URL OpenDB cannot open, naming the forms it
+// takes. A bare path is refused too: "/srv/g.db" and "sqlite:/srv/g.db" would
+// look alike in a unit file while one of them was a typo of a PostgreSQL URL.
+func CheckURL(url string) error {
+	const forms = "sqlite:PATH (e.g. sqlite:/var/lib/gatehouse/gatehouse.db) or postgres://USER:PASSWORD@HOST/DATABASE"
+	path, ok := SQLitePath(url)
+	switch {
+	case IsPostgres(url):
+		return nil
+	case ok && path == "":
+		return fmt.Errorf("database %q names no file; use %s", url, forms)
+	case ok:
+		return nil
+	case !strings.Contains(url, ":"):
+		return fmt.Errorf("database %q has no scheme; for a SQLite file write sqlite:%s; the forms are %s", url, url, forms)
+	}
+	return fmt.Errorf("database %q: unknown scheme; use %s", url, forms)
+}
+
+// SQLitePath is the file a SQLite database URL names ("sqlite:PATH" or
+// "sqlite://PATH"); ok is false for any other URL.
 func SQLitePath(url string) (path string, ok bool) {
 	if IsPostgres(url) {
 		return "", false
@@ -146,10 +162,7 @@ func SQLitePath(url string) (path string, ok bool) {
 	if p, found := strings.CutPrefix(url, "sqlite:"); found {
 		return p, true
 	}
-	if strings.Contains(url, "://") || strings.HasPrefix(url, "file:") {
-		return "", false
-	}
-	return url, true
+	return "", false
 }
 
 // IsPostgres reports whether a database URL names PostgreSQL.

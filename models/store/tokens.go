@@ -76,6 +76,18 @@ func (s *Store) createToken(ctx context.Context, n NewToken, record func(tx *gor
 		if live > 0 {
 			return models.Errorf(models.ECodeConflict, "a live %s token named %q already exists: revoke it first (`gatehouse token revoke %s`) or pick another name", n.Role, n.Name, n.Name)
 		}
+		// "for" switches self-approval off for that operator only: a name no
+		// operator has (a typo) would quietly protect no one.
+		if n.For != "" {
+			var ops int64
+			if err := tx.Model(&models.Token{}).Where("role = ? AND name = ? AND revoked_at IS NULL", models.RoleOperator, n.For).Count(&ops).Error; err != nil {
+				return err
+			}
+			if ops == 0 {
+				return models.Errorf(models.ECodeInvalid, "for (--for) %q names no operator: it names the operator this token acts for, who may then never approve its requests; "+
+					"create that operator's token first (`gatehouse token create --role operator --name %s`) or check the spelling", n.For, n.For)
+			}
+		}
 		if err := tx.Create(t).Error; err != nil || record == nil {
 			return err
 		}

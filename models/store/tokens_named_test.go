@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/gatehousehq/gatehouse/models"
@@ -35,6 +36,22 @@ func TestNamedTokens(t *testing.T) {
 			}
 			if _, _, err := s.CreateNamedToken(ctx, store.NewToken{Role: models.RoleAgent, Name: "alice"}); err != nil {
 				t.Fatalf("an agent named alice is another role: %v", err)
+			}
+		})
+
+		t.Run("for names an operator who exists", func(t *testing.T) {
+			_, _, err := s.CreateNamedToken(ctx, store.NewToken{Role: models.RoleAgent, Name: "typo-bot", For: "alcie"})
+			if models.ErrorCode(err) != models.ECodeInvalid || !strings.Contains(err.Error(), `"alcie" names no operator`) {
+				t.Fatalf("for a name no operator has: %v, want %s naming it", err, models.ECodeInvalid)
+			}
+			ts, err := s.ListTokens(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, tok := range ts {
+				if tok.Name == "typo-bot" {
+					t.Fatalf("the refused token was stored: %+v", tok)
+				}
 			}
 		})
 
