@@ -71,6 +71,26 @@ func TestTelegramReplySelectsByEffectNotByID(t *testing.T) {
 		}
 		e.bot.next(t, "editMessageText")
 	})
+	t.Run("on a question that takes an answer, a reply that selects no option is the answer", func(t *testing.T) {
+		q := map[string]any{"kind": "question", "title": "How many replicas?", "allow_answer": true,
+			"options": []map[string]any{{"id": "two", "label": "Two"}, {"id": "four", "label": "Four"}}}
+		id, _ := env.file(t, agent, q)
+		ref := e.bot.next(t, "sendMessage").str("_message_id")
+		e.say(t, 42, "3 replicas, one per zone", ref)
+		e.bot.next(t, "sendMessage")
+		if r := e.get(t, op, id); r["answer"] != "3 replicas, one per zone" || r["decision"] != nil {
+			t.Fatalf("answer %v decision %v", r["answer"], r["decision"])
+		}
+		e.bot.next(t, "editMessageText")
+		id, _ = env.file(t, agent, q)
+		ref = e.bot.next(t, "sendMessage").str("_message_id")
+		e.say(t, 42, "2 for now", ref)
+		e.bot.next(t, "sendMessage")
+		if r := e.get(t, op, id); r["decision"] != "four" || r["note"] != "for now" {
+			t.Fatalf("decision %v note %v", r["decision"], r["note"])
+		}
+		e.bot.next(t, "editMessageText")
+	})
 	t.Run("an option's id is not a word: refused with numbers and effects", func(t *testing.T) {
 		id, _ := env.file(t, agent, force)
 		ref := e.bot.next(t, "sendMessage").str("_message_id")

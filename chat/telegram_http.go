@@ -113,7 +113,8 @@ func onePerson(from *tgm.User, senderChat *tgm.Chat, autoForward bool) bool {
 // readTelegramMessage takes /link CODE, and replies to a request's message:
 // "CHOICE note…" decides with a note, where CHOICE is an option's number as
 // the message lists it or an effect word (allow, deny, yes, no…), never an
-// option's id; any other text is the answer to a question that takes one.
+// option's id; any other text is the answer to a question that takes one
+// (but a word several options fit is refused, not taken as an answer).
 // The reply decides on the version the message shows.
 func (s *Service) readTelegramMessage(ctx context.Context, m *tgm.Message) {
 	if m.From == nil {
@@ -171,15 +172,17 @@ func (s *Service) readTelegramMessage(ctx context.Context, m *tgm.Message) {
 	}
 	c := click{Surface: "telegram", User: user, ID: req.ID, Version: row.DoneVersion}
 	first, rest, _ := strings.Cut(text, " ")
-	if req.AllowAnswer && !models.TypedChoice(first) {
-		c.Answer = &text
-	} else {
-		o, err := models.SelectOption(req.Options, models.Choice{Typed: first})
-		if err != nil {
-			say("Not done: " + models.ErrorDetail(err) + ". Then, after a space, a note if you like.")
-			return
-		}
+	o, err := models.SelectOption(req.Options, models.Choice{Typed: first})
+	switch {
+	case err == nil:
 		c.Option, c.Note = o.ID, nonEmpty(strings.TrimSpace(rest))
+	case req.AllowAnswer && models.ErrorCode(err) != models.ECodeAmbiguousChoice:
+		// Not a choice of an option ("PostgreSQL 17", "3 replicas", "yes,
+		// on a question whose options say no effect"): the answer.
+		c.Answer = &text
+	default:
+		say("Not done: " + models.ErrorDetail(err) + ". Then, after a space, a note if you like.")
+		return
 	}
 	out, _ := s.decide(ctx, c)
 	say(out)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/gatehousehq/gatehouse/api"
 )
 
 // ECodeAmbiguousChoice refuses a typed effect word that more than one
@@ -60,20 +62,28 @@ func byPosition(opts []Option, n int) (Option, error) {
 	return opts[n-1], nil
 }
 
-// byTyped reads a typed choice: a number, else one effect word.
-func byTyped(opts []Option, typed string) (Option, error) {
+// readTyped reads a typed choice as a number or one effect word.
+func readTyped(typed string) (n int, number bool, effect string) {
 	t := strings.Trim(strings.TrimSpace(typed), ".,:;!?")
 	if n, err := strconv.Atoi(t); err == nil {
-		return byPosition(opts, n)
+		return n, true, ""
 	}
-	effect := ""
-	if ws := words(t); len(ws) == 1 {
+	if ws := words(t); len(ws) == 1 && len(ws[0]) == len(t) {
 		switch {
 		case allowWords[ws[0]]:
-			effect = EffectAllow
+			return 0, false, EffectAllow
 		case denyWords[ws[0]]:
-			effect = EffectDeny
+			return 0, false, EffectDeny
 		}
+	}
+	return 0, false, ""
+}
+
+// byTyped selects by a typed number, else by one effect word.
+func byTyped(opts []Option, typed string) (Option, error) {
+	n, number, effect := readTyped(typed)
+	if number {
+		return byPosition(opts, n)
 	}
 	if effect == "" {
 		return Option{}, Errorf(ECodeNotOffered, "%q is not a number or an effect word; %s", typed, ChoiceHint(opts))
@@ -126,4 +136,26 @@ func hasEffect(opts []Option, effect string) bool {
 		}
 	}
 	return false
+}
+
+// OptionsFromAPI are options as the API shows them, for a client that
+// selects among what it filed (the ACP and Codex bridges).
+func OptionsFromAPI(opts []api.Option) []Option {
+	out := make([]Option, len(opts))
+	for i, o := range opts {
+		out[i] = Option(o)
+	}
+	return out
+}
+
+// DecidedChoice is the option the operator chose on filed, a client's own
+// filing, once final settles it: the decision, bound to the filed digest
+// (client.DecidedOption's id), selected as any surface selects a button's
+// option. False when there is none.
+func DecidedChoice(filed *api.Request, decided string) (Option, bool) {
+	if filed == nil || decided == "" {
+		return Option{}, false
+	}
+	o, err := SelectOption(OptionsFromAPI(filed.Options), Choice{Button: decided})
+	return o, err == nil
 }
