@@ -52,13 +52,14 @@ func telegramMessage(v view) (string, []tgm.MessageEntity, *inlineKeyboard) {
 	}
 	// The hint names options by their numbers on the buttons and by effect
 	// words, never by the filer's ids.
+	choose := "an option's number" + effectWordsOf(v.Options)
 	switch {
 	case v.Answer && len(v.Options) > 0:
-		b.WriteString("\nReply to this message with your answer, or with an option's number (or allow, deny) and a note.")
+		b.WriteString("\nReply to this message with your answer, or with " + choose + " and a note.")
 	case v.Answer:
 		b.WriteString("\nReply to this message with your answer.")
 	default:
-		b.WriteString("\nTo add a note for the agent, reply with an option's number (or allow, deny) and the note (\"1 looks fine\").")
+		b.WriteString("\nTo add a note for the agent, reply with " + choose + " and the note (\"1 looks fine\").")
 	}
 	kb := &inlineKeyboard{InlineKeyboard: [][]inlineButton{}}
 	for i, o := range v.Options {
@@ -67,6 +68,24 @@ func telegramMessage(v view) (string, []tgm.MessageEntity, *inlineKeyboard) {
 			Text: n + buttonText(o, 75-len(n)), CallbackData: buttonValue(v.ID, v.Version, strconv.Itoa(i))}})
 	}
 	return b.String(), b.ents, kb
+}
+
+// effectWordsOf is " (or allow, deny)" naming the effect words a reply may
+// choose with among opts, "" when none has an effect.
+func effectWordsOf(opts []button) string {
+	var words []string
+	for _, e := range []string{"allow", "deny"} {
+		for _, o := range opts {
+			if o.Is == e {
+				words = append(words, e)
+				break
+			}
+		}
+	}
+	if len(words) == 0 {
+		return ""
+	}
+	return " (or " + strings.Join(words, ", ") + ")"
 }
 
 // tgText is a message's text and its entities, whose offsets and lengths
