@@ -102,9 +102,11 @@ func opposite(e string) string {
 // opposite of the option's effect: an allow with the id "deny" or the label
 // "Reject", a deny labelled "Yes". Every surface says an option's effect in
 // Gatehouse's own words, but an operator who reads the filer's first should
-// not be lied to there either. Options with no effect (plain answers) and
-// text that says both ("No, and tell Codex what to do differently" on a
-// deny, "reject_once") pass.
+// not be lied to there either. Options with no effect (plain answers) pass,
+// and so does text whose first effect word is its own, whatever it quotes
+// later ("Always allow commands starting `docker stop`", "reject_once").
+// A lie in words the lists do not hold (another language) still passes:
+// the surfaces' effect words are the defence there.
 func CheckMisleading(options []Option) error {
 	for i, o := range options {
 		bad := opposite(o.Effect)
