@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gatehousehq/gatehouse/client"
+	"github.com/gatehousehq/gatehouse/models"
 )
 
 // Bounds on one call to Gatehouse that is not cut short by an answer.
@@ -64,9 +65,12 @@ func (b *Bridge) askOperator(ctx context.Context, a *ask) {
 			return
 		}
 	}
-	option := client.DecidedOption(r, final)
-	agentOption, ok := a.perm.AgentOption[option]
-	if !ok {
+	// The decided option, selected among those filed as every surface
+	// selects one; the agent's option is looked up by it.
+	chosen, ok := models.DecidedChoice(r, client.DecidedOption(r, final))
+	option := chosen.ID
+	agentOption, known := a.perm.AgentOption[option]
+	if !ok || !known {
 		b.noDecision(a, r.ID+" ended "+final.Status+" without a decision made on what was filed")
 		return
 	}

@@ -13,15 +13,17 @@ import (
 
 // lyingOptions are an agent's options whose labels say the opposite of their
 // effects, the allow's label padded so "label — effect" passes a button's
-// 75 characters.
+// 75 characters. The labels lie in German: a filing that says "Deny" on an
+// allow in English is refused as misleading, but no word list knows every
+// language, so the surfaces still say each effect in their own words.
 func lyingOptions() []map[string]any {
 	return []map[string]any{
-		{"id": "go", "label": "Deny — blocks this command" + strings.Repeat(" ", 40) + ".", "effect": "allow"},
-		{"id": "stop", "label": "Allow once", "effect": "deny"},
+		{"id": "go", "label": "Ablehnen — blockiert diesen Befehl" + strings.Repeat(" ", 32) + ".", "effect": "allow"},
+		{"id": "stop", "label": "Einmal erlauben", "effect": "deny"},
 	}
 }
 
-// The agent labels an allow "Deny": every message and reply says what the
+// The agent labels an allow "Ablehnen" (deny): every message and reply says what the
 // decision did in Gatehouse's words, the button cannot lose its effect to a
 // long label, and the generic channel shows no label at all.
 func TestChatMessagesSayTheEffectNotTheLabel(t *testing.T) {
@@ -55,10 +57,10 @@ func TestChatMessagesSayTheEffectNotTheLabel(t *testing.T) {
 			ups[c.str("channel")] = c
 		}
 		t.Run("a vote says what it votes for", func(t *testing.T) {
-			if text := texts(t, ups["C0OPS"]); !strings.Contains(text, "operator:alice: Deny") || !strings.Contains(text, "(allow)") {
+			if text := texts(t, ups["C0OPS"]); !strings.Contains(text, "operator:alice: Ablehnen") || !strings.Contains(text, "(allow)") {
 				t.Errorf("full: %s", text)
 			}
-			if text := texts(t, ups["C0PAGER"]); !strings.Contains(text, "operator:alice: allow") || strings.Contains(text, "Deny") {
+			if text := texts(t, ups["C0PAGER"]); !strings.Contains(text, "operator:alice: allow") || strings.Contains(text, "Ablehnen") {
 				t.Errorf("generic: %s", text)
 			}
 		})
@@ -76,7 +78,7 @@ func TestChatMessagesSayTheEffectNotTheLabel(t *testing.T) {
 		})
 		t.Run("generic: no label, and allowed", func(t *testing.T) {
 			text := texts(t, ups["C0PAGER"])
-			if strings.Contains(text, "Deny") || !strings.Contains(text, "Approved by operator:bob via api at ") {
+			if strings.Contains(text, "Ablehnen") || !strings.Contains(text, "Approved by operator:bob via api at ") {
 				t.Errorf("generic: %s", text)
 			}
 		})
@@ -133,7 +135,7 @@ func TestSlackSettledMessageLabelIsPlainText(t *testing.T) {
 	agent := e.Token(models.RoleAgent, "build-bot")
 	e.operator(t, "alice", "U0ALICE")
 	body := permission()
-	body["options"] = []map[string]any{{"id": "go", "label": "*Denied* ~by rule~ https://evil.example/ok", "effect": "allow"}}
+	body["options"] = []map[string]any{{"id": "go", "label": "*Abgelehnt* ~by rule~ https://evil.example/ok", "effect": "allow"}}
 	id, v := e.file(t, agent, body)
 	e.slack.next(t, "chat.postMessage")
 	e.click(t, "U0ALICE", id, v, "go")
@@ -163,7 +165,7 @@ func TestTelegramReplyDecidesOnlyItsMessage(t *testing.T) {
 	b, _ := env.file(t, agent, permission())
 	e.bot.next(t, "sendMessage")
 
-	e.say(t, 42, "once fine by me", refA)
+	e.say(t, 42, "allow fine by me", refA)
 	if got := e.bot.next(t, "sendMessage"); !strings.Contains(got.str("text"), "Done: Allow once — approved by operator:alice via telegram") {
 		t.Errorf("reply answer: %s", got.str("text"))
 	}

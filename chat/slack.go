@@ -61,7 +61,7 @@ func (sl *slackSurface) ephemeral(ctx context.Context, channel, user, text strin
 	// The text may hold an option's label (the filer's): the block shows it
 	// as plain text; the escaped text is the notification's fallback.
 	block := slack.NewSectionBlock(slack.NewTextBlockObject(slack.PlainTextType, text, false, false), nil, nil)
-	_, err := sl.api.PostEphemeralContext(ctx, channel, user, slack.MsgOptionText(slackEscape(text), false), slack.MsgOptionBlocks(block))
+	_, err := sl.api.PostEphemeralContext(ctx, channel, user, slack.MsgOptionText(slackLiteral(text), false), slack.MsgOptionBlocks(block))
 	return err
 }
 
@@ -94,8 +94,17 @@ func slackError(err error) error {
 	return &sendError{Msg: err.Error()}
 }
 
-// slackEscape makes text safe in mrkdwn: no mention, link or markup an
-// agent could smuggle into a channel.
+// slackEscape makes text safe in mrkdwn: no mention or link an agent could
+// smuggle into a channel.
 func slackEscape(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+// slackLiteral is slackEscape that also takes away mrkdwn's formatting:
+// Slack has no escape for its markers, so each becomes a look-alike that is
+// none ("*Denied*" cannot be bold, "~by rule~" cannot strike). For a
+// filer's text in a message's top-level text, which Slack reads as mrkdwn.
+func slackLiteral(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;",
+		"*", "\u2217", "_", "\u02cd", "~", "\u223c", "`", "\u02cb").Replace(s)
 }

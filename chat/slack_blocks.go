@@ -26,7 +26,7 @@ func slackFallback(v view) string {
 	if v.Generic {
 		return "Gatehouse: " + v.Headline
 	}
-	return "Gatehouse: " + slackEscape(v.Headline)
+	return "Gatehouse: " + slackLiteral(v.Headline)
 }
 
 func slackBlocks(v view) []slack.Block {

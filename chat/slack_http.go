@@ -2,6 +2,7 @@ package chat
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -36,7 +37,7 @@ func (s *Service) verifySlack(w http.ResponseWriter, r *http.Request) url.Values
 		http.Error(w, "signature refused", http.StatusUnauthorized)
 		return nil
 	}
-	first, err := s.store.FirstChatCallback(r.Context(), "slack:"+r.Header.Get("X-Slack-Signature"))
+	first, err := s.store.FirstChatCallback(r.Context(), slackCallbackKey(r.Header.Get("X-Slack-Signature")))
 	if err != nil {
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return nil
@@ -51,6 +52,17 @@ func (s *Service) verifySlack(w http.ResponseWriter, r *http.Request) url.Values
 		return nil
 	}
 	return form
+}
+
+// slackCallbackKey names a verified callback by what its signature says,
+// the HMAC's bytes, not by how the header spells them: the same callback
+// with its hex in capitals is the same callback.
+func slackCallbackKey(header string) string {
+	sig, err := hex.DecodeString(strings.TrimPrefix(header, "v0="))
+	if err != nil {
+		return "slack:" + header // not reached: the signature was verified
+	}
+	return "slack:v0=" + hex.EncodeToString(sig)
 }
 
 // handleSlackInteraction takes button clicks and modal submissions.

@@ -66,8 +66,13 @@ func (s *Service) pressTelegramButton(ctx context.Context, q *tgm.CallbackQuery)
 			slog.Warn("chat: answerCallbackQuery", "err", err)
 		}
 	}
+	if !onePerson(&q.From, nil, false) {
+		reply(notOnePerson)
+		return
+	}
 	id, version, index, ok := parseButton(q.Data)
-	if !ok {
+	i, err := strconv.Atoi(index)
+	if !ok || err != nil {
 		reply("Not done: this button is not one of Gatehouse's.")
 		return
 	}
@@ -76,29 +81,41 @@ func (s *Service) pressTelegramButton(ctx context.Context, q *tgm.CallbackQuery)
 		reply(refusal(err))
 		return
 	}
-	i, err := strconv.Atoi(index)
-	switch {
-	case err != nil || i < 0:
-		reply("Not done: this button is not one of Gatehouse's.")
-		return
-	case i >= len(req.Options) && req.Version != version:
+	if req.Version != version {
+		// The button's position names an option of the version it showed.
 		reply(refusal(&models.Error{Code: models.ECodeVersionConflict, Current: req}))
 		return
-	case i >= len(req.Options):
+	}
+	o, err := models.SelectOption(req.Options, models.Choice{Position: i + 1})
+	if err != nil {
 		reply("Not done: this button is not one of Gatehouse's.")
 		return
 	}
-	// On a stale version the index may name another option now: Decide
-	// refuses the version whatever the option.
-	option := req.Options[i].ID
-	text, _ := s.decide(ctx, click{Surface: "telegram", User: strconv.FormatInt(q.From.ID, 10), ID: id, Version: version, Option: option})
+	text, _ := s.decide(ctx, click{Surface: "telegram", User: strconv.FormatInt(q.From.ID, 10), ID: id, Version: version, Option: o.ID})
 	reply(text)
 }
 
+// Telegram's shared senders: every anonymous admin of a group posts as
+// GroupAnonymousBot, a channel's posts come from Channel_Bot, and automatic
+// forwards from a linked channel from "Telegram". Each is many people.
+var sharedTelegramIDs = map[int64]bool{1087968824: true, 136817688: true, 777000: true}
+
+const notOnePerson = "Not done: Telegram sends this as an identity several people share (an anonymous admin, a channel, an automatic forward or a bot). Link and decide from your own account."
+
+// onePerson reports whether an update comes from one person's own account:
+// not on behalf of a chat (sender_chat), not a bot, not one of Telegram's
+// shared senders, not an automatic forward. Only such a sender links or
+// decides.
+func onePerson(from *tgm.User, senderChat *tgm.Chat, autoForward bool) bool {
+	return from != nil && !from.IsBot && !sharedTelegramIDs[from.ID] && senderChat == nil && !autoForward
+}
+
 // readTelegramMessage takes /link CODE, and replies to a request's message:
-// "OPTION note…" decides with a note, any other text is the answer to a
-// question that takes one. The reply decides on the version the message
-// shows.
+// "CHOICE note…" decides with a note, where CHOICE is an option's number as
+// the message lists it or an effect word (allow, deny, yes, no…), never an
+// option's id; any other text is the answer to a question that takes one
+// (but a word several options fit is refused, not taken as an answer).
+// The reply decides on the version the message shows.
 func (s *Service) readTelegramMessage(ctx context.Context, m *tgm.Message) {
 	if m.From == nil {
 		return
@@ -111,8 +128,14 @@ func (s *Service) readTelegramMessage(ctx context.Context, m *tgm.Message) {
 			slog.Warn("chat: telegram reply", "err", err)
 		}
 	}
+	person := onePerson(m.From, m.SenderChat, m.IsAutomaticForward)
 	text := strings.TrimSpace(m.Text)
 	if cmd, arg, _ := strings.Cut(text, " "); cmd == "/link" || strings.HasPrefix(cmd, "/link@") {
+		if !person {
+			slog.Warn("chat: refused a link from a shared Telegram identity", "user", user)
+			say(notOnePerson)
+			return
+		}
 		op, err := s.store.RedeemChatLinkCode(ctx, arg, "telegram", "", user)
 		if err != nil {
 			say(refusal(err))
@@ -125,50 +148,56 @@ func (s *Service) readTelegramMessage(ctx context.Context, m *tgm.Message) {
 	if m.ReplyToMessage == nil || text == "" {
 		return
 	}
-	row, err := s.telegramRow(ctx, chat, strconv.Itoa(m.ReplyToMessage.ID))
+	row, dest, err := s.telegramRow(ctx, chat, strconv.Itoa(m.ReplyToMessage.ID))
 	if err != nil {
 		return // a reply to something else
+	}
+	if !person {
+		say(notOnePerson)
+		return
+	}
+	if dest.Detail != DetailFull {
+		say("Not done: this message shows no options. Decide on the page: " + strings.TrimSuffix(s.baseURL, "/") + "/requests/" + row.RequestID)
+		return
 	}
 	req, err := s.store.GetRequest(ctx, row.RequestID)
 	if err != nil {
 		say(refusal(err))
 		return
 	}
+	if req.Version != row.DoneVersion {
+		// A number names an option of the version the message shows.
+		say(refusal(&models.Error{Code: models.ECodeVersionConflict, Current: req}))
+		return
+	}
 	c := click{Surface: "telegram", User: user, ID: req.ID, Version: row.DoneVersion}
 	first, rest, _ := strings.Cut(text, " ")
-	if _, ok := req.Option(first); ok {
-		c.Option, c.Note = first, nonEmpty(rest)
-		if c.Note != nil {
-			*c.Note = strings.TrimSpace(*c.Note)
-		}
-	} else if req.AllowAnswer {
+	o, err := models.SelectOption(req.Options, models.Choice{Typed: first})
+	switch {
+	case err == nil:
+		c.Option, c.Note = o.ID, nonEmpty(strings.TrimSpace(rest))
+	case req.AllowAnswer && models.ErrorCode(err) != models.ECodeAmbiguousChoice:
+		// Not a choice of an option ("PostgreSQL 17", "3 replicas", "yes,
+		// on a question whose options say no effect"): the answer.
 		c.Answer = &text
-	} else {
-		say("Not done: start the reply with an option id (" + optionIDs(req.Options) + ") and then the note.")
+	default:
+		say("Not done: " + models.ErrorDetail(err) + ". Then, after a space, a note if you like.")
 		return
 	}
 	out, _ := s.decide(ctx, c)
 	say(out)
 }
 
-// telegramRow is the outbox row of a message in a Telegram chat.
-func (s *Service) telegramRow(ctx context.Context, chat, ref string) (*store.ChatMessage, error) {
+// telegramRow is the outbox row of a message in a Telegram chat, and the
+// destination it was posted to.
+func (s *Service) telegramRow(ctx context.Context, chat, ref string) (*store.ChatMessage, Destination, error) {
 	for _, d := range s.cfg.Destinations {
 		if d.Telegram != chat {
 			continue
 		}
 		if m, err := s.store.ChatMessageByRef(ctx, d.Name, chat, ref); err == nil {
-			return m, nil
+			return m, d, nil
 		}
 	}
-	return nil, errors.New("no such message")
-}
-
-// optionIDs lists the ids a reply may start with.
-func optionIDs(opts []models.Option) string {
-	ids := make([]string, len(opts))
-	for i, o := range opts {
-		ids[i] = o.ID
-	}
-	return strings.Join(ids, ", ")
+	return nil, Destination{}, errors.New("no such message")
 }

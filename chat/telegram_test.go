@@ -157,8 +157,8 @@ func TestTelegramPressDecides(t *testing.T) {
 			}
 		}
 		kb := keyboard(t, posted)
-		if len(kb) != 2 || kb[0][0]["text"] != "Allow once — lets this command run once" || kb[0][0]["callback_data"] != fmt.Sprintf("%s|%d|0", id, v) ||
-			kb[1][0]["text"] != "Deny — blocks this command" {
+		if len(kb) != 2 || kb[0][0]["text"] != "1. Allow once — lets this command run once" || kb[0][0]["callback_data"] != fmt.Sprintf("%s|%d|0", id, v) ||
+			kb[1][0]["text"] != "2. Deny — blocks this command" {
 			t.Errorf("keyboard %v", kb)
 		}
 		if posted.str("parse_mode") != "" {

@@ -16,7 +16,8 @@ import (
 // them that reads like an outcome cannot pass for Gatehouse's own.
 // callback_data is "id|version|index": the Bot API allows 64 bytes, too few
 // for an option id, and an option's index is fixed for a version (an edit
-// raises the version).
+// raises the version). Each button is numbered, so a reply can name the
+// option by the number the operator sees.
 func telegramMessage(v view) (string, []tgm.MessageEntity, *inlineKeyboard) {
 	var b tgText
 	if v.Generic {
@@ -49,18 +50,42 @@ func telegramMessage(v view) (string, []tgm.MessageEntity, *inlineKeyboard) {
 	if v.Generic || len(v.Options) == 0 && !v.Answer {
 		return b.String(), b.ents, nil
 	}
+	// The hint names options by their numbers on the buttons and by effect
+	// words, never by the filer's ids.
+	choose := "an option's number" + effectWordsOf(v.Options)
 	switch {
+	case v.Answer && len(v.Options) > 0:
+		b.WriteString("\nReply to this message with your answer, or with " + choose + " and a note.")
 	case v.Answer:
-		b.WriteString("\nReply to this message with your answer, or with an option id and a note.")
+		b.WriteString("\nReply to this message with your answer.")
 	default:
-		b.WriteString("\nTo add a note for the agent, reply with an option id and the note (\"" + v.Options[0].ID + " looks fine\").")
+		b.WriteString("\nTo add a note for the agent, reply with " + choose + " and the note (\"1 looks fine\").")
 	}
 	kb := &inlineKeyboard{InlineKeyboard: [][]inlineButton{}}
 	for i, o := range v.Options {
+		n := strconv.Itoa(i+1) + ". "
 		kb.InlineKeyboard = append(kb.InlineKeyboard, []inlineButton{{
-			Text: buttonText(o, 75), CallbackData: buttonValue(v.ID, v.Version, strconv.Itoa(i))}})
+			Text: n + buttonText(o, 75-len(n)), CallbackData: buttonValue(v.ID, v.Version, strconv.Itoa(i))}})
 	}
 	return b.String(), b.ents, kb
+}
+
+// effectWordsOf is " (or allow, deny)" naming the effect words a reply may
+// choose with among opts, "" when none has an effect.
+func effectWordsOf(opts []button) string {
+	var words []string
+	for _, e := range []string{"allow", "deny"} {
+		for _, o := range opts {
+			if o.Is == e {
+				words = append(words, e)
+				break
+			}
+		}
+	}
+	if len(words) == 0 {
+		return ""
+	}
+	return " (or " + strings.Join(words, ", ") + ")"
 }
 
 // tgText is a message's text and its entities, whose offsets and lengths

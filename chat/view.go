@@ -30,9 +30,10 @@ type view struct {
 	Link     string // the request on the page
 }
 
-// button is one option: its label and, in words, what choosing it does.
+// button is one option: its label and, in words, what choosing it does
+// (Effect); Is is the effect itself (allow, deny, "").
 type button struct {
-	ID, Label, Effect, Saves string
+	ID, Label, Effect, Saves, Is string
 }
 
 // maxDetail bounds the detail shown in a message; the page has the rest.
@@ -71,7 +72,7 @@ func newView(r *models.Request, detail, baseURL, runtimeName string) view {
 		v.Who = append(v.Who, "cwd "+cwd)
 	}
 	for _, o := range r.Options {
-		v.Options = append(v.Options, button{ID: o.ID, Label: o.Label, Effect: effectWords(r, o), Saves: o.Saves})
+		v.Options = append(v.Options, button{ID: o.ID, Label: o.Label, Effect: effectWords(r, o), Saves: o.Saves, Is: o.Effect})
 	}
 	return v
 }

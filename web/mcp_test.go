@@ -189,6 +189,18 @@ func TestMCPRequestApproval(t *testing.T) {
 			t.Fatalf("%d requests filed from bad input", n)
 		}
 	})
+	t.Run("an option named against its effect is misleading_option and files nothing", func(t *testing.T) {
+		env := newMCPEnv(t, web.Config{})
+		cs := env.connect("a1", "")
+		res := callTool(t, cs, "request_approval", map[string]any{"title": "git push --force origin main",
+			"options": []map[string]any{{"id": "deny", "label": "Deny", "effect": "allow"}, {"id": "no", "label": "No", "effect": "deny"}}})
+		if !res.IsError || !strings.Contains(text(res), "misleading_option") || !strings.Contains(text(res), "options[0].id") {
+			t.Fatalf("got %v %q", res.IsError, text(res))
+		}
+		if n, _ := env.Store.CountOpen(context.Background()); n != 0 {
+			t.Fatalf("%d requests filed", n)
+		}
+	})
 }
 
 func TestMCPWaitForDecision(t *testing.T) {

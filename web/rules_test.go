@@ -193,8 +193,17 @@ func TestRulesJudgeEditsOverHTTP(t *testing.T) {
 		if code := call(t, "POST", s.url+"/v1/requests", s.agent, `{"title": "deploy prod", "sealed": false, "options": [{"id": "once", "label": "Allow", "effect": "allow"}, {"id": "deny", "label": "Deny", "effect": "deny"}]}`, &r); code != http.StatusCreated || r.Hold == nil || r.Hold.Then != "deny" {
 			t.Fatalf("file: %d %+v", code, r)
 		}
-		var got rec
+		var refused struct{ Error string }
 		edit := `{"title": "harmless", "options": [{"id": "deny", "label": "Go ahead", "effect": "allow"}]}`
+		if code := call(t, "PATCH", s.url+"/v1/requests/"+r.ID, s.agent, edit, &refused); code != http.StatusBadRequest || refused.Error != "misleading_option" {
+			t.Fatalf("patch of deny into an allow: %d %+v", code, refused)
+		}
+		// Ids that read as neither effect may be turned around; the hold lapses.
+		if code := call(t, "POST", s.url+"/v1/requests", s.agent, `{"title": "deploy prod", "sealed": false, "options": [{"id": "go", "label": "Go", "effect": "allow"}, {"id": "hold", "label": "Hold", "effect": "deny"}]}`, &r); code != http.StatusCreated || r.Hold == nil || r.Hold.Then != "hold" {
+			t.Fatalf("file: %d %+v", code, r)
+		}
+		var got rec
+		edit = `{"title": "harmless", "options": [{"id": "hold", "label": "Go ahead", "effect": "allow"}]}`
 		if code := call(t, "PATCH", s.url+"/v1/requests/"+r.ID, s.agent, edit, &got); code != http.StatusOK || got.Hold != nil || got.Status != "open" {
 			t.Fatalf("patch: %d %+v", code, got)
 		}

@@ -55,7 +55,16 @@ func TestSealedRequests(t *testing.T) {
 		t.Run("an unsealed edit is marked, moves the digest, and the decision is bound to the edited version", func(t *testing.T) {
 			r := e.File(ag, map[string]any{"title": "Run rm -rf ~", "sealed": false})
 			id, filed := r["id"].(string), r["action_digest"].(string)
+			// "Deny" on an allow is refused whether sealed or not.
 			status, body := e.Do(http.MethodPatch, "/v1/requests/"+id, ag, relabel)
+			var eb api.ErrorBody
+			decode(t, body, &eb)
+			if status != http.StatusBadRequest || eb.Code != "misleading_option" {
+				t.Fatalf("%d %s", status, body)
+			}
+			reword := map[string]any{"title": "Read the README", "detail": "harmless",
+				"options": []map[string]any{{"id": "once", "label": "Go ahead", "effect": "allow"}, {"id": "deny", "label": "Deny", "effect": "deny"}}}
+			status, body = e.Do(http.MethodPatch, "/v1/requests/"+id, ag, reword)
 			var edited api.Request
 			decode(t, body, &edited)
 			if status != http.StatusOK || edited.EditedAt == nil || edited.ActionDigest == filed || len(edited.ActionDigest) != 64 {

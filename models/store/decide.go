@@ -122,8 +122,10 @@ func checkChoice(r *models.Request, d models.Decision) error {
 		}
 		return models.Errorf(models.ECodeInvalid, "decision is required: one of the offered option ids")
 	}
-	if _, ok := r.Option(d.Option); !ok {
-		return &models.Error{Code: models.ECodeNotOffered, Detail: fmt.Sprintf("%q is not an option this request offers", d.Option), Current: r}
+	// The one selection every surface's decision passes: an option id a
+	// control Gatehouse drew carried, on the version that control showed.
+	if _, err := models.SelectOption(r.Options, models.Choice{Button: d.Option}); err != nil {
+		return &models.Error{Code: models.ErrorCode(err), Detail: models.ErrorDetail(err), Current: r}
 	}
 	if d.Answer != nil && *d.Answer != "" && !r.AllowAnswer {
 		return models.Errorf(models.ECodeInvalid, "this request does not take a free-text answer")

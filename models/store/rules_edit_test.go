@@ -25,8 +25,15 @@ const editRules = `rules:
       text: migrate
     action: hold
     window: 2m
-    then: once
+    then: go
 `
+
+// heldOptions have ids that read as neither effect, so an edit may turn one
+// around without being refused as misleading (turning "deny" into an allow
+// is refused at once: the last subtest).
+func heldOptions() []models.Option {
+	return []models.Option{{ID: "go", Label: "Go", Effect: "allow"}, {ID: "hold", Label: "Hold", Effect: "deny"}}
+}
 
 func patch(t *testing.T, s *store.Store, p models.Principal, id string, pt store.Patch) *models.Request {
 	t.Helper()
@@ -46,11 +53,11 @@ func TestRulesJudgeEdits(t *testing.T) {
 		str := func(v string) *string { return &v }
 
 		t.Run("reworded and re-labelled: the hold lapses to the operator, never an allow", func(t *testing.T) {
-			r := file(t, s, p, models.NewRequest{Unsealed: true, Title: "deploy prod", Options: allowDeny()})
-			if !r.Held() || *r.HoldThen != "deny" {
+			r := file(t, s, p, models.NewRequest{Unsealed: true, Title: "deploy prod", Options: heldOptions()})
+			if !r.Held() || *r.HoldThen != "hold" {
 				t.Fatalf("%+v", r)
 			}
-			opts := []models.Option{{ID: "deny", Label: "Go ahead", Effect: "allow"}}
+			opts := []models.Option{{ID: "hold", Label: "Go ahead", Effect: "allow"}}
 			got := patch(t, s, p, r.ID, store.Patch{Title: str("harmless"), Options: &opts})
 			if got.Held() || got.Status != models.StatusOpen {
 				t.Fatalf("after the edit: %+v", got)
@@ -69,8 +76,8 @@ func TestRulesJudgeEdits(t *testing.T) {
 		})
 
 		t.Run("options re-labelled, text kept: the hold follows the option that still denies", func(t *testing.T) {
-			r := file(t, s, p, models.NewRequest{Unsealed: true, Title: "deploy prod", Options: allowDeny()})
-			opts := []models.Option{{ID: "deny", Label: "Go ahead", Effect: "allow"}, {ID: "no", Label: "No", Effect: "deny"}}
+			r := file(t, s, p, models.NewRequest{Unsealed: true, Title: "deploy prod", Options: heldOptions()})
+			opts := []models.Option{{ID: "hold", Label: "Go ahead", Effect: "allow"}, {ID: "no", Label: "No", Effect: "deny"}}
 			got := patch(t, s, p, r.ID, store.Patch{Options: &opts})
 			if !got.Held() || *got.HoldThen != "no" || !got.HoldUntil.Equal(*r.HoldUntil) {
 				t.Fatalf("after the edit: %+v", got)
@@ -86,8 +93,8 @@ func TestRulesJudgeEdits(t *testing.T) {
 		})
 
 		t.Run("options re-labelled with no deny left: the hold lapses", func(t *testing.T) {
-			r := file(t, s, p, models.NewRequest{Unsealed: true, Title: "deploy prod", Options: allowDeny()})
-			opts := []models.Option{{ID: "deny", Label: "Go ahead", Effect: "allow"}}
+			r := file(t, s, p, models.NewRequest{Unsealed: true, Title: "deploy prod", Options: heldOptions()})
+			opts := []models.Option{{ID: "hold", Label: "Go ahead", Effect: "allow"}}
 			got := patch(t, s, p, r.ID, store.Patch{Options: &opts})
 			if got.Held() {
 				t.Fatalf("after the edit: %+v", got)
@@ -99,11 +106,11 @@ func TestRulesJudgeEdits(t *testing.T) {
 		})
 
 		t.Run("a named then option whose effect changed lapses", func(t *testing.T) {
-			r := file(t, s, p, models.NewRequest{Unsealed: true, Title: "migrate db", Options: allowDeny()})
-			if !r.Held() || *r.HoldThen != "once" {
+			r := file(t, s, p, models.NewRequest{Unsealed: true, Title: "migrate db", Options: heldOptions()})
+			if !r.Held() || *r.HoldThen != "go" {
 				t.Fatalf("%+v", r)
 			}
-			opts := []models.Option{{ID: "once", Label: "Once", Effect: "deny"}, {ID: "deny", Label: "Deny", Effect: "deny"}}
+			opts := []models.Option{{ID: "go", Label: "Go", Effect: "deny"}, {ID: "hold", Label: "Hold", Effect: "deny"}}
 			got := patch(t, s, p, r.ID, store.Patch{Options: &opts})
 			if got.Held() {
 				t.Fatalf("after the edit: %+v", got)
@@ -156,6 +163,18 @@ func TestRulesJudgeEdits(t *testing.T) {
 			*clock = clock.Add(time.Minute)
 			got := patch(t, s, p, r.ID, store.Patch{Title: str("deploy now")})
 			if !got.Held() || *got.HoldThen != "deny" || !got.HoldUntil.Equal(clock.Add(2*time.Minute)) {
+				t.Fatalf("%+v", got)
+			}
+		})
+
+		t.Run("relabelling the deny as an allow is refused as misleading, the hold kept", func(t *testing.T) {
+			r := file(t, s, p, models.NewRequest{Unsealed: true, Title: "deploy prod", Options: allowDeny()})
+			opts := []models.Option{{ID: "deny", Label: "Go ahead", Effect: "allow"}}
+			if _, err := s.PatchRequest(ctx, r.ID, p, store.Patch{Options: &opts}); models.ErrorCode(err) != models.ECodeMisleading {
+				t.Fatalf("got %v, want misleading_option", err)
+			}
+			got, _ := s.GetRequest(ctx, r.ID)
+			if !got.Held() || *got.HoldThen != "deny" || got.Version != r.Version {
 				t.Fatalf("%+v", got)
 			}
 		})
