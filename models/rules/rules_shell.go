@@ -6,7 +6,12 @@ import (
 	"github.com/gatehousehq/gatehouse/models"
 )
 
-// matchesCommand tests the rule's command conditions: its command pattern and
+// matchesCommand is the command matcher: every rule (Evaluate, and so
+// `gatehouse rules test`), every remembered allow (RememberedMatch, as the
+// store matches a grant) and every remember choice the page offers
+// (RememberChoices) tests a command through it, so they share one reading of
+// a line: its hazards (a prefix off the allowlist among them) and its simple
+// commands. It tests the rule's command conditions: its command pattern and
 // its git_push. For a shell tool the command is parsed (once per evaluation:
 // *sh caches it) and read as the shell reads it; for any other tool the
 // pattern is tested against the whole command, while git_push still reads it
