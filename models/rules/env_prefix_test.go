@@ -63,3 +63,30 @@ func TestEnvPrefixCorpus(t *testing.T) {
 		})
 	}
 }
+
+// TestPrefixWarning: `rules check` warns of a command pattern written with a
+// prefix assignment, which no shell line can meet.
+func TestPrefixWarning(t *testing.T) {
+	for _, c := range []struct {
+		name, tools, pattern string
+		warn                 bool
+	}{
+		{"a prefix", "Bash", `^GOFLAGS=-mod=mod go build`, true},
+		{"an optional prefix", "[Bash, shell]", `^(?:LANG=C )?go build$`, true},
+		{"no tool named", "", `^CI=true npm test$`, true},
+		{"a plain command", "Bash", `^go build( .*)?$`, false},
+		{"an assignment as an argument", "Bash", `^make V=1$`, false},
+		{"a tool that is not a shell", "Read", `^A=b$`, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tool := ""
+			if c.tools != "" {
+				tool = "tool: " + c.tools + ", "
+			}
+			rs := mustRules(t, "rules:\n  - name: r\n    match: {"+tool+"command: '"+c.pattern+"'}\n    action: approve\n")
+			if got := rs.List()[0].PrefixWarning() != ""; got != c.warn {
+				t.Fatalf("warning %v, want %v", got, c.warn)
+			}
+		})
+	}
+}
