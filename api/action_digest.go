@@ -32,6 +32,30 @@ func ActionDigest(r *Request) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// callRefs are the source_ref members that name one call, turn or session of
+// an agent rather than what it asks to do: Claude Code's session,
+// transcript_path and tool_use_id, Codex's turn, the Codex bridge's item, an
+// ACP tool_call. Two filings of the same action differ only there (and in
+// their ids and times).
+var callRefs = []string{"session", "transcript_path", "tool_use_id", "turn", "item", "tool_call"}
+
+// BatchDigest is the action digest of r with the members that name the call
+// left out of source_ref (callRefs): requests whose batch digests agree ask
+// for the same action, up to their ids and times, and only those may share
+// one "allow all". Everything else the action digest covers (title, summary,
+// detail, command, working directory, options, risk, runtime, policy) must
+// agree.
+func BatchDigest(r *Request) string {
+	c := *r
+	c.SourceRef = make(map[string]string, len(r.SourceRef))
+	for k, v := range r.SourceRef {
+		if !slices.Contains(callRefs, k) {
+			c.SourceRef[k] = v
+		}
+	}
+	return ActionDigest(&c)
+}
+
 // v1Semantics marshals as encoding/json does (the digest was defined over its
 // output; TestActionDigestGolden holds it), with fewer allocations.
 var v1Semantics = jsonv1.DefaultOptionsV1()

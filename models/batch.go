@@ -49,8 +49,9 @@ func DenyOption(opts []Option) (Option, bool) {
 }
 
 // CheckBatch refuses, for a decision that belongs to a batch, an option that
-// says it saves or remembers something, and one that allows but is not the
-// request's one-time allow (it may save a rule or a scope in the runtime). Nil for a
+// says it saves or remembers something, one that allows but is not the
+// request's one-time allow (it may save a rule or a scope in the runtime), and
+// a request that is not what its page group asks (Decision.Group). Nil for a
 // decision outside a batch, and for an option r does not offer (the usual
 // decision_not_offered follows).
 func (d Decision) CheckBatch(r *Request) error {
@@ -64,6 +65,11 @@ func (d Decision) CheckBatch(r *Request) error {
 	once, hasOnce := OnceOption(r.Options)
 	if !o.Plain() || (o.Effect == EffectAllow && (!hasOnce || once.ID != o.ID)) {
 		return &Error{Code: ECodeNotInBatch, Detail: fmt.Sprintf("%q does more than allow this request once, and a batch never saves: decide it on its own", d.Option), Current: r}
+	}
+	// A version that moved is the version conflict that follows; at the
+	// version shown, the request must ask what the rest of its group asks.
+	if d.Group != "" && d.Version == r.Version && r.BatchDigest() != d.Group {
+		return &Error{Code: ECodeNotInBatch, Detail: "it does not ask for the same action as the rest of its group: decide it on its own", Current: r}
 	}
 	return nil
 }

@@ -18,6 +18,11 @@ type Decision struct {
 	// Batch is the id of the batch the decision came in ("" for none): its
 	// audit entries carry it, and it may only allow once (CheckBatch).
 	Batch string
+	// Group is the batch digest (Request.BatchDigest) of the group the
+	// operator decided together on the page, "" for none: a request whose own
+	// differs at the version decided is refused (CheckBatch), so one "allow
+	// all" covers only requests that ask for the same action.
+	Group string
 	// Grant is the remembered allow taking this decision at filing; "" for
 	// any other decider.
 	Grant string

@@ -27,6 +27,13 @@ func (r *Request) ActionDigest() string {
 	return api.ActionDigest(&out)
 }
 
+// BatchDigest is the digest a batch groups by (api.BatchDigest): the action
+// digest up to the ids of the call.
+func (r *Request) BatchDigest() string {
+	out := r.record()
+	return api.BatchDigest(&out)
+}
+
 func (r *Request) record() api.Request {
 	out := api.Request{
 		ID: r.ID, Kind: r.Kind, Status: r.Status, Version: r.Version, Title: r.Title, Summary: r.Summary,

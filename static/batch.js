@@ -93,6 +93,9 @@
     if (what) form.appendChild(what.cloneNode(true));
     var list = el("ol", { "class": "batch-list" });
     form.appendChild(el("input", { type: "hidden", name: "csrf", value: root.getAttribute("data-csrf") || "" }));
+    // The group is the batch digest the server grouped by: it refuses any
+    // request that no longer asks for the same action.
+    form.appendChild(el("input", { type: "hidden", name: "group", value: box.getAttribute("data-batch") || "" }));
     cards.forEach(function (c) {
       var id = c.getAttribute("data-request-id"), version = c.getAttribute("data-version");
       var li = el("li", { "data-testid": "batch-item", "data-request-id": id, "data-version": version });

@@ -31,6 +31,12 @@ func (s *Server) decideBatch(c echo.Context) error {
 // the version its sender saw, through the store's one decide. It goes on when
 // the caller hangs up: what it decided is committed either way.
 func (s *Server) DecideBatch(c echo.Context, in []api.BatchDecision) (api.BatchAnswer, error) {
+	return s.decideBatchOf(c, in, "")
+}
+
+// decideBatchOf is DecideBatch for a page group: group, when set, is the
+// batch digest the page grouped the requests by, and each must still have it.
+func (s *Server) decideBatchOf(c echo.Context, in []api.BatchDecision, group string) (api.BatchAnswer, error) {
 	if len(in) == 0 || len(in) > models.MaxBatch {
 		return api.BatchAnswer{}, invalid("decisions must hold 1 to %d decisions; it holds %d", models.MaxBatch, len(in))
 	}
@@ -49,7 +55,7 @@ func (s *Server) DecideBatch(c echo.Context, in []api.BatchDecision) (api.BatchA
 			return api.BatchAnswer{}, invalid("decisions[%d]: %s is in the batch twice; send each request once", i, d.ID)
 		}
 		seen[d.ID] = true
-		dec := models.Decision{Version: *d.Version, Option: *d.Decision, Note: emptyNil(d.Note), By: p.Label(), Via: via(c), Voter: &p}
+		dec := models.Decision{Version: *d.Version, Option: *d.Decision, Note: emptyNil(d.Note), By: p.Label(), Via: via(c), Voter: &p, Group: group}
 		if err := dec.Validate(); err != nil {
 			return api.BatchAnswer{}, invalid("decisions[%d]: %s", i, models.ErrorDetail(err))
 		}

@@ -1,9 +1,6 @@
 package web
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -14,10 +11,12 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// batchCard marks a card the viewer may decide in a batch with its group: the
-// same action (kind, tool, command, directory, risk and options; the title
-// and summary too when there is no command) gives the same key, whoever
-// asks. A pending grant names one exact HTTP request and is never grouped.
+// batchCard marks a card the viewer may decide in a batch with its group:
+// the request's batch digest, its action digest up to the ids of the call
+// (models.Request.BatchDigest), so one "allow all" covers only requests that
+// ask for the same action, whoever asks and from whichever session. Two
+// writes to the same file with different details are two groups. A pending
+// grant names one exact HTTP request and is never grouped.
 func batchCard(c *views.Card, r *models.Request) {
 	if !r.Open() || c.NoVote != "" || r.PendingID != nil {
 		return
@@ -27,16 +26,7 @@ func batchCard(c *views.Card, r *models.Request) {
 	if !hasOnce && !hasDeny {
 		return
 	}
-	key := []any{r.Kind, r.Tool, r.Command, r.SourceRef["cwd"], r.Risk, r.Options, r.AllowAnswer}
-	if r.Command == "" {
-		key = append(key, r.Title, r.Summary)
-	}
-	b, err := json.Marshal(key)
-	if err != nil {
-		return
-	}
-	sum := sha256.Sum256(b)
-	c.Batch = hex.EncodeToString(sum[:12])
+	c.Batch = r.BatchDigest()
 	if hasOnce {
 		c.BatchOnce = once.ID
 	}
@@ -45,8 +35,10 @@ func batchCard(c *views.Card, r *models.Request) {
 	}
 }
 
-// decideBatchFromPage is the inbox's batch form: the ids and the versions the
-// page showed, one decision per id, and one optional note for all. Each is
+// decideBatchFromPage is the inbox's batch form: the group (the batch digest
+// the page grouped by), the ids and the versions the page showed, one
+// decision per id, and one optional note for all. A request whose batch
+// digest is not the group's is refused on its own (not_in_batch). Each is
 // decided as POST /v1/decisions decides it; the answer names every one that
 // was left open or refused.
 func (s *Server) decideBatchFromPage(c echo.Context) error {
@@ -58,7 +50,10 @@ func (s *Server) decideBatchFromPage(c echo.Context) error {
 	if len(versions) != len(ids) || len(decisions) != len(ids) {
 		return s.answerBatchPage(c, views.BatchNotice{Kind: "error", Title: "Not done: the form is incomplete; reload the page and try again"})
 	}
-	note := c.FormValue("note")
+	note, group := c.FormValue("note"), c.FormValue("group")
+	if group == "" {
+		return s.answerBatchPage(c, views.BatchNotice{Kind: "error", Title: "Not done: the form names no group; reload the page and try again"})
+	}
 	in := make([]api.BatchDecision, len(ids))
 	for i := range ids {
 		v, err := strconv.Atoi(versions[i])
@@ -67,7 +62,7 @@ func (s *Server) decideBatchFromPage(c echo.Context) error {
 		}
 		in[i] = api.BatchDecision{ID: ids[i], Version: &v, Decision: &decisions[i], Note: &note}
 	}
-	ans, err := s.DecideBatch(c, in)
+	ans, err := s.decideBatchOf(c, in, group)
 	if err != nil {
 		return s.answerBatchPage(c, views.BatchNotice{Kind: "error", Title: "Not done: " + models.ErrorDetail(err)})
 	}

@@ -93,6 +93,11 @@ func checkRules(path string, stdout, stderr io.Writer) int {
 	for i, r := range rs.List() {
 		fmt.Fprintf(stdout, "%3d. %s (line %d): %s\n", i+1, r.Name, r.Line, r.Describe())
 	}
+	for _, r := range rs.List() {
+		if w := r.PrefixWarning(); w != "" {
+			fmt.Fprintf(stdout, "warning: rule %q (line %d): %s\n", r.Name, r.Line, w)
+		}
+	}
 	return 0
 }
 

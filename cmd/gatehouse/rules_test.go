@@ -4,8 +4,11 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/gatehousehq/gatehouse/models/rules/rulestest"
 )
 
 const cliRules = `rules:
@@ -34,6 +37,9 @@ func TestRulesCommand(t *testing.T) {
 		{"check a good file", []string{"check", good}, "", 0, "ok, 2 rules", ""},
 		{"check an empty file", []string{"check", rulesFile(t, "")}, "", 0, "ok, 0 rules", ""},
 		{"check a broken file", []string{"check", rulesFile(t, "rules:\n  - name: a\n    action: allow\n")}, "", 1, "", `rules.yaml:3:13: action "allow"`},
+		{"check warns of a pattern that starts with an assignment", []string{"check", rulesFile(t,
+			"rules:\n  - name: build\n    match: {tool: Bash, command: '^GOFLAGS=-mod=mod go build'}\n    action: approve\n")}, "", 0,
+			`warning: rule "build" (line 2): its command pattern starts with an assignment`, ""},
 		{"check a missing file", []string{"check", "/nonexistent/rules.yaml"}, "", 1, "", "no such file"},
 		{"test: approve", []string{"test", good}, `{"title":"t","tool":"Bash","command":"git status"}`, 0,
 			"rule \"git-read\" (line 2) matches: approve\ndecided at once: \"once\" (Allow once) with decided_via \"rule:git-read\"", ""},
@@ -77,5 +83,31 @@ func TestServeStopsOnBrokenRules(t *testing.T) {
 	}
 	if strings.Contains(out.String(), "listening") {
 		t.Fatal("serve listened with a broken rules file")
+	}
+}
+
+// TestRulesTestEnvPrefix runs the environment-prefix corpus through `gatehouse
+// rules test`: with an approve rule for each corpus command, a prefixed line
+// is approved only when the prefix is on the allowlist; otherwise the
+// command says so and names the assignment that keeps the rule off.
+func TestRulesTestEnvPrefix(t *testing.T) {
+	file := rulesFile(t, rulestest.RulesFile("approve"))
+	for _, c := range rulestest.EnvPrefixCorpus() {
+		t.Run(c.Name(), func(t *testing.T) {
+			in, _ := json.Marshal(map[string]string{"title": "t", "tool": "Bash", "command": c.Text()})
+			var out, errOut bytes.Buffer
+			if code := rulesCommand([]string{"test", file}, bytes.NewReader(in), &out, &errOut); code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut.String())
+			}
+			approved := strings.Contains(out.String(), "matches: approve")
+			if approved != c.Match {
+				t.Fatalf("approved %v, want %v:\n%s", approved, c.Match, out.String())
+			}
+			named := strings.Contains(out.String(), "no approve or hold rule can match it, because of:\n  - 1:") &&
+				strings.Contains(out.String(), ": an assignment to ")
+			if !c.Match && c.Prefix[0] != '\'' && !named {
+				t.Fatalf("the refusal is not named:\n%s", out.String())
+			}
+		})
 	}
 }

@@ -12,7 +12,11 @@
 // left to its approvers (Verdict.UnderPolicy).
 //
 // A remembered allow's command family is offered and matched here too
-// (remember.go): as an approve rule, every simple command must match.
+// (remember.go): as an approve rule, every simple command must match. Rules,
+// remembered allows and the remember choices share one command matcher
+// (matchesCommand, rules_shell.go); a prefix assignment passes it only when
+// its name is on a short allowlist (shell.go, prefixRefused). Its
+// adversarial corpus is in rulestest, for every surface's tests.
 //
 // RuleSet holds the rules in force and swaps in a new file on reload
 // (ruleset.go, WatchRules). The package imports the domain (models) and no

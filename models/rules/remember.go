@@ -24,18 +24,31 @@ type RememberChoice struct {
 // None is offered for a shell line the rules could never approve (it hides
 // what runs) or an empty command, and none whose pattern would be longer
 // than a grant may store.
+//
+// What is offered is what the command matcher passes: a choice whose pattern
+// would not match this very command as a remembered allow (a prefix off the
+// allowlist, anything hidden in the line) is never offered, so the page, the
+// store and the rules cannot disagree on what a remembered allow covers.
 func RememberChoices(tool, command string) []RememberChoice {
 	if strings.TrimSpace(command) == "" || len(command) > models.MaxMatch {
 		return nil
 	}
-	return slices.DeleteFunc(rememberChoices(tool, command), func(c RememberChoice) bool { return len(c.Match) > models.MaxMatch })
+	var sh *ShellLine
+	return slices.DeleteFunc(rememberChoices(tool, command, &sh), func(c RememberChoice) bool {
+		if len(c.Match) > models.MaxMatch {
+			return true
+		}
+		m, err := CompileRemembered(c.Match)
+		return err != nil || !m.MatchesParsed(tool, command, &sh)
+	})
 }
 
-func rememberChoices(tool, command string) []RememberChoice {
+func rememberChoices(tool, command string, sh **ShellLine) []RememberChoice {
 	if !ShellTool(tool) {
 		return []RememberChoice{{Match: "^" + regexp.QuoteMeta(command) + "$", Words: "exactly " + command}}
 	}
 	l := ParseShell(command)
+	*sh = &l
 	if !l.Safe() {
 		return nil
 	}

@@ -2,11 +2,18 @@ package rules
 
 import (
 	"regexp"
+	"slices"
 
+	"github.com/gatehousehq/gatehouse/internal/lazyregexp"
 	"github.com/gatehousehq/gatehouse/models"
 )
 
-// matchesCommand tests the rule's command conditions: its command pattern and
+// matchesCommand is the command matcher: every rule (Evaluate, and so
+// `gatehouse rules test`), every remembered allow (RememberedMatch, as the
+// store matches a grant) and every remember choice the page offers
+// (RememberChoices) tests a command through it, so they share one reading of
+// a line: its hazards (a prefix off the allowlist among them) and its simple
+// commands. It tests the rule's command conditions: its command pattern and
 // its git_push. For a shell tool the command is parsed (once per evaluation:
 // *sh caches it) and read as the shell reads it; for any other tool the
 // pattern is tested against the whole command, while git_push still reads it
@@ -107,4 +114,21 @@ func (rs *Rules) TraceShell(r *models.Request) (l ShellLine, cmds []CommandMatch
 		cmds = append(cmds, m)
 	}
 	return l, cmds, true
+}
+
+// prefixPattern is a command pattern that starts with a prefix assignment.
+var prefixPattern = lazyregexp.New(`^\^?(?:\((?:\?:)?)?[A-Za-z_][A-Za-z0-9_]*=`)
+
+// PrefixWarning says, for a rule whose command pattern starts with a prefix
+// assignment (`^GOFLAGS=-mod=mod go build`), why that part never matches a
+// shell line: each simple command is matched with its prefix assignments
+// left out, and one off the allowlist keeps approve and hold off the line.
+// "" for any other rule. For `gatehouse rules check`.
+func (ru Rule) PrefixWarning() string {
+	if ru.Command == "" || !prefixPattern.MatchString(ru.Command) || (len(ru.Tool) > 0 && !slices.ContainsFunc(ru.Tool, ShellTool)) {
+		return ""
+	}
+	return "its command pattern starts with an assignment, but a shell command is matched with its prefix " +
+		"assignments left out (only " + prefixAllowlist + " may stand before a command an approve or hold " +
+		"matches): for a Bash or shell request, that pattern matches no line"
 }

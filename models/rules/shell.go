@@ -161,11 +161,13 @@ func (w *walker) call(c *syntax.CallExpr) {
 			w.hazard(a, "an assignment to a shell variable")
 		case a.Name == nil || a.Index != nil || a.Array != nil || a.Append:
 			w.hazard(a, "an assignment the rules cannot read")
-		case riskyVariable(a.Name.Value):
-			w.hazard(a, "an assignment to %s, which changes what the command runs", a.Name.Value)
-		case a.Value != nil:
-			if _, ok := w.word(a.Value); !ok {
-				w.hazard(a, "an assignment whose value is known only when the line runs")
+		default:
+			value, known := "", true
+			if a.Value != nil {
+				value, known = w.word(a.Value)
+			}
+			if why := prefixRefused(a.Name.Value, value, known); why != "" {
+				w.hazard(a, "%s", why)
 			}
 		}
 	}
@@ -416,30 +418,52 @@ func union(a, b map[string]bool) map[string]bool {
 	return a
 }
 
-// riskyVariable: environment variables that change which program runs, what it
-// loads or what it reads as configuration. A prefix assignment to one of them
-// never passes an approve, hold or require rule (other assignments are left out
-// of the matched text).
-func riskyVariable(name string) bool {
-	n := strings.ToUpper(name)
-	if riskyNames[n] {
-		return true
+// prefixRefused says why a prefix assignment NAME=value (value after quote
+// removal; known: no expansion in it) keeps an approve rule, a hold or a remembered allow off the line,
+// or "" when it may stand: only a name on a short allowlist, with a value
+// that names no file. Every other name may change what the command runs,
+// loads or reads as configuration (GOENV, GOFLAGS, RUSTC,
+// CARGO_TARGET_…_LINKER, PIP_INDEX_URL, MAKEFILES, DOCKER_HOST, LD_PRELOAD,
+// PATH…): those are endless, so none is listed, and such a line is no match,
+// so a person decides.
+func prefixRefused(name, value string, known bool) string {
+	if !prefixNames[name] && !(strings.HasPrefix(name, "LC_") && len(name) > 3 && upperName(name[3:])) {
+		return "an assignment to " + name + ", which is not on the allowlist (" + prefixAllowlist + ")"
 	}
-	for _, p := range []string{"LD_", "DYLD_", "GIT_", "BASH_", "SSH_", "PYTHON", "PERL", "RUBY", "NODE_", "NPM_", "JAVA", "_JAVA", "GCONV", "XDG_"} {
-		if strings.HasPrefix(n, p) {
-			return true
+	if !known {
+		return "an assignment to " + name + " whose value is known only when the line runs"
+	}
+	// A locale, a zone or a terminal named by a path reads that file as
+	// configuration: only names as the system knows them (Europe/Berlin, not
+	// /tmp/x or ../x).
+	for i := 0; i < len(value); i++ {
+		c := value[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("._+-@,=", c) >= 0 ||
+			c == '/' && name == "TZ" && i > 0 && value[i-1] != ':' && value[i-1] != '/') {
+			return "an assignment to " + name + " whose value may name a file"
 		}
 	}
-	for _, s := range []string{"PATH", "HOME", "PAGER", "EDITOR", "SHELL", "PRELOAD", "OPTS", "OPTIONS", "CONFIG", "ASKPASS", "LIB"} {
-		if strings.Contains(n, s) {
-			return true
-		}
+	if strings.Contains(value, "..") {
+		return "an assignment to " + name + " whose value may name a file"
 	}
-	return false
+	return ""
 }
 
-var riskyNames = setOf("IFS", "ENV", "CDPATH", "GLOBIGNORE", "PS4", "PROMPT_COMMAND", "VISUAL", "BROWSER",
-	"LESSOPEN", "LESSCLOSE", "TMPDIR", "CLASSPATH", "CC", "CXX", "MAKEFLAGS", "GOFLAGS", "RUSTC_WRAPPER", "TERMINFO")
+// prefixAllowlist is the allowlist in words, as the docs and hazards say it.
+const prefixAllowlist = "LANG, LC_*, TZ, NO_COLOR, TERM, COLUMNS, CI"
+
+// prefixNames are the names a prefix may assign and still match (LC_* aside):
+// they change how a command formats its output, never what it runs.
+var prefixNames = setOf("LANG", "TZ", "NO_COLOR", "TERM", "COLUMNS", "CI")
+
+func upperName(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= 'A' && c <= 'Z' || c == '_') {
+			return false
+		}
+	}
+	return s != ""
+}
 
 func setOf(names ...string) map[string]bool {
 	m := make(map[string]bool, len(names))

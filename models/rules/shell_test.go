@@ -95,6 +95,13 @@ var bypasses = []struct{ name, cmd, want string }{
 	{"PAGER assignment", "PAGER=./evil git log", ""},
 	{"HOME assignment", "HOME=/tmp/evil git log", ""},
 	{"lower-case git_dir assignment", "git_dir=/tmp git status", ""},
+	{"an assignment off the allowlist", "FOO=x git status", ""},
+	{"a prefix on the second command", "git status && TF_CLI_ARGS=x git status", ""},
+	{"a prefix in a subshell", "(AWS_PROFILE=prod git status)", ""},
+	{"a prefix in a block", "{ GH_REPO=evil/repo git log; }", ""},
+	{"a prefix after a pipe", "git log | DOCKER_HOST=tcp://x git show", ""},
+	{"a prefix after a negation", "! GOENV=./evil.env git diff --quiet", ""},
+	{"GOFLAGS after an allowed name", "LANG=C GOFLAGS=-toolexec=/tmp/x git status", ""},
 	{"assignment from a substitution", "FOO=$(id) git status", ""},
 	{"assignment from a variable", "FOO=$BAR git status", ""},
 	{"bare assignment first", "PATH=/tmp; git status", ""},
@@ -152,8 +159,8 @@ var ordinary = []struct{ name, cmd, rule string }{
 	{"escaped letter", `g\it status`, "git-read"},
 	{"extra blanks", "git   status", "git-read"},
 	{"tab", "git\tstatus", "git-read"},
-	{"harmless assignment dropped", "FOO=x git status", "git-read"},
 	{"LC_ALL assignment dropped", "LC_ALL=C git log -1", "git-read"},
+	{"LANG and TZ assignments dropped", "LANG=C TZ=UTC git log -1", "git-read"},
 	{"trailing comment", "git status # just looking", "git-read"},
 	{"quoted format", "git log --format='%h %s' -3", "git-read"},
 	{"quoted glob is a literal", "git log -- '*.go'", "git-read"},
@@ -248,7 +255,7 @@ func TestShellRules(t *testing.T) {
 			got = append(got, c.Text)
 		}
 		want := []string{"git log --format=%h %s", "head -1", "echo $(date)", "date"}
-		if strings.Join(got, "|") != strings.Join(want, "|") || len(l.Hazards) != 1 {
+		if strings.Join(got, "|") != strings.Join(want, "|") || len(l.Hazards) != 2 {
 			t.Fatalf("got %q, hazards %q", got, l.Hazards)
 		}
 	})
