@@ -1,8 +1,11 @@
 package conformance_test
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
+	"text/tabwriter"
 
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/gatehousehq/gatehouse/models/store/storetest"
@@ -196,21 +199,52 @@ var surfaces = []struct {
 // identities reach the same outcome wherever the operator decides.
 func TestConformance(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, dialect string) {
+		marks := map[[2]string]string{} // case, surface -> ok, FAIL or n/a
 		for _, sf := range surfaces {
 			t.Run(sf.name, func(t *testing.T) {
 				s := sf.start(t, dialect)
 				for _, c := range cases {
-					t.Run(c.name, func(t *testing.T) {
-						if why, ok := c.na[sf.name]; ok {
+					why, na := c.na[sf.name]
+					passed := t.Run(c.name, func(t *testing.T) {
+						if na {
 							t.Logf("n/a on %s: %s", sf.name, why)
 							return
 						}
 						run(t, s, c)
 					})
+					marks[[2]string{c.name, sf.name}] = map[bool]string{true: "ok", false: "FAIL"}[passed]
+					if na {
+						marks[[2]string{c.name, sf.name}] = "n/a"
+					}
 				}
 			})
 		}
+		t.Logf("%d cases × %d surfaces on %s:\n%s", len(cases), len(surfaces), dialect, grid(marks))
 	})
+}
+
+// grid draws the table's outcome: a row per case, a column per surface.
+func grid(marks map[[2]string]string) string {
+	var b strings.Builder
+	w := tabwriter.NewWriter(&b, 0, 0, 1, ' ', 0)
+	fmt.Fprint(w, "case")
+	for _, sf := range surfaces {
+		fmt.Fprint(w, "\t", sf.name)
+	}
+	fmt.Fprintln(w)
+	for _, c := range cases {
+		fmt.Fprint(w, c.name)
+		for _, sf := range surfaces {
+			m := marks[[2]string{c.name, sf.name}]
+			if m == "" {
+				m = "-"
+			}
+			fmt.Fprint(w, "\t", m)
+		}
+		fmt.Fprintln(w)
+	}
+	_ = w.Flush()
+	return b.String()
 }
 
 // run plays one case on one surface and checks every step's outcome.
