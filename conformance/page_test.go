@@ -163,7 +163,13 @@ func (p *page) send(t *testing.T) answer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	text := strings.Join(strings.Fields(doc.Text()), " ")
+	var words []string // the text nodes apart, so a title and its text do not run together
+	doc.Find("*").Contents().Each(func(_ int, n *goquery.Selection) {
+		if goquery.NodeName(n) == "#text" && strings.TrimSpace(n.Text()) != "" {
+			words = append(words, strings.Join(strings.Fields(n.Text()), " "))
+		}
+	})
+	text := strings.Join(words, " ")
 	if p.batch && res.StatusCode == http.StatusOK {
 		line := doc.Find(`[data-testid="batch-result"]`)
 		if line.Length() == 0 || line.AttrOr("data-status", "") == "200" {

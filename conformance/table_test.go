@@ -252,8 +252,11 @@ func run(t *testing.T, s surface, c kase) {
 	g := s.gatehouse()
 	sh, code := s.file(t, c.filing)
 	if c.refusedAt != "" || code != "" {
-		if code != c.refusedAt {
-			t.Fatalf("filing: refused %q, want %q", code, c.refusedAt)
+		switch {
+		case code == "":
+			t.Fatalf("the filing was taken (%s), want it refused with %s", sh.id, c.refusedAt)
+		case code != c.refusedAt:
+			t.Fatalf("the filing was refused with %q, want %q", code, c.refusedAt)
 		}
 		return
 	}
