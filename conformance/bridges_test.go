@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -85,9 +86,19 @@ func (b *bridge) file(t *testing.T, f filing) (*shown, string) {
 	t.Helper()
 	b.n++
 	r := b.start(t)
-	// The rules give a bridge's filing the case's policy from words in its
-	// title, which the bridge writes from the command.
+	// A bridge's filing carries no policy of its own: the rules give it the
+	// case's, from a word in its title, which the bridge writes from the
+	// command.
 	cmd := "echo " + f.title
+	switch {
+	case f.policy == nil:
+	case f.policy.required == 2 && len(f.policy.groups) == 0:
+		cmd += " " + twoPersonWord
+	case f.policy.required == 1 && slices.Equal(f.policy.groups, []string{"release"}):
+		cmd += " " + releaseOnlyWord
+	default:
+		t.Fatalf("no rule gives a bridge's filing the policy %+v", *f.policy)
+	}
 	var ask []byte
 	switch b.kind {
 	case "acp":

@@ -19,7 +19,8 @@ func TestMain(m *testing.M) { testkit.Main(m) }
 
 // Words in a title that the rules file below turns into an approval policy:
 // the bridges' filings carry none of their own, so a require rule gives
-// them the policy a REST filer writes in approvers.
+// them the policy a REST filer writes in approvers. No other filing names
+// them.
 const (
 	twoPersonWord   = "conformance-two-person"
 	releaseOnlyWord = "conformance-release-only"
