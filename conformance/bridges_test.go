@@ -8,6 +8,7 @@ import (
 	"io"
 	"regexp"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -77,7 +78,7 @@ func (l *bridgeLog) Write(p []byte) (int, error) {
 
 var (
 	filedRe    = regexp.MustCompile(`filed as (req_\S+):`)
-	notFiledRe = regexp.MustCompile(`not filed.*gatehouse: \d+ ([a-z_]+):`)
+	notFiledRe = regexp.MustCompile(`not filed[^:]*: (?:gatehouse: )?\d{3} ([a-z_]+):`) // the client's error, after the bridge's words
 )
 
 // file has the agent ask, and waits for the bridge to file it (the
@@ -122,9 +123,11 @@ func (b *bridge) file(t *testing.T, f filing) (*shown, string) {
 		t.Fatal(err)
 	}
 	deadline := time.After(testkit.CapWait)
+	var seen []string
 	for {
 		select {
 		case line := <-r.log.lines:
+			seen = append(seen, line)
 			if m := filedRe.FindStringSubmatch(line); m != nil {
 				rec := b.g.record(t, m[1])
 				return &shown{id: m[1], data: bridgeShown{rec: rec, relay: r}}, ""
@@ -133,7 +136,7 @@ func (b *bridge) file(t *testing.T, f filing) (*shown, string) {
 				return nil, m[1]
 			}
 		case <-deadline:
-			t.Fatalf("the %s bridge neither filed nor was refused", b.kind)
+			t.Fatalf("the %s bridge neither filed nor was refused; it logged:\n%s", b.kind, strings.Join(seen, "\n"))
 		}
 	}
 }
