@@ -54,9 +54,9 @@ func (p *page) gatehouse() *gatehouse { return p.g }
 type cardView struct {
 	version string
 	buttons []pageButton
-	// batchOnce and batchDeny are the options the inbox's batch offers
-	// ("" when it offers none).
-	batchOnce, batchDeny string
+	// group is the batch the inbox puts the card in, and batchOnce and
+	// batchDeny the options the batch offers ("" when it offers none).
+	group, batchOnce, batchDeny string
 }
 
 type pageButton struct {
@@ -83,7 +83,7 @@ func (p *page) file(t *testing.T, f filing) (*shown, string) {
 		if card.Length() == 0 {
 			t.Fatalf("%s's page at %s shows no card for %s", who, path, id)
 		}
-		v := cardView{version: card.AttrOr("data-version", ""), batchOnce: card.AttrOr("data-batch-once", ""), batchDeny: card.AttrOr("data-batch-deny", "")}
+		v := cardView{version: card.AttrOr("data-version", ""), group: card.AttrOr("data-batch", ""), batchOnce: card.AttrOr("data-batch-once", ""), batchDeny: card.AttrOr("data-batch-deny", "")}
 		card.Find(`button[data-testid="option"]`).Each(func(_ int, s *goquery.Selection) {
 			_, off := s.Attr("disabled")
 			v.buttons = append(v.buttons, pageButton{value: s.AttrOr("value", ""), effect: s.Find(`[data-testid="option-effect"]`).Text(),
@@ -128,8 +128,15 @@ func (p *page) decide(t *testing.T, s *shown, a act) answer {
 		if batchOption != "" {
 			decision = batchOption
 		}
+		// The form batch.js builds names the group the inbox drew; a
+		// viewer offered no batch posts, by hand, the group alice's inbox
+		// drew (the same for every viewer).
+		group := v.group
+		if group == "" {
+			group = s.data.(map[string]cardView)[approver].group
+		}
 		p.last.path = "/decisions"
-		p.last.form = url.Values{"id": {s.id}, "version": {v.version}, "decision": {decision}, "note": {""}}
+		p.last.form = url.Values{"group": {group}, "id": {s.id}, "version": {v.version}, "decision": {decision}, "note": {""}}
 	}
 	if a.who == stranger {
 		p.last.bearer = p.g.agent
