@@ -1,9 +1,6 @@
 package chat_test
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -18,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gatehousehq/gatehouse/app"
+	"github.com/gatehousehq/gatehouse/chat/chattest"
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/gatehousehq/gatehouse/models/store"
 	"github.com/gatehousehq/gatehouse/models/store/storetest"
@@ -123,14 +121,7 @@ func fixture(t testing.TB, name string, fill map[string]string) string {
 
 // signed is a Slack callback's headers for body at a time, with a secret.
 func signed(body string, at time.Time, secret string) http.Header {
-	ts := strconv.FormatInt(at.Unix(), 10)
-	mac := hmac.New(sha256.New, []byte(secret))
-	fmt.Fprintf(mac, "v0:%s:%s", ts, body)
-	h := http.Header{}
-	h.Set("Content-Type", "application/x-www-form-urlencoded")
-	h.Set("X-Slack-Request-Timestamp", ts)
-	h.Set("X-Slack-Signature", "v0="+hex.EncodeToString(mac.Sum(nil)))
-	return h
+	return chattest.SignSlack(body, at, secret)
 }
 
 // post sends a callback as Slack does.
