@@ -138,6 +138,11 @@ func operations() []operation {
 			roles: filers, query: []query{seconds("timeout", "how long to wait for the operator, in seconds (default 300); keep it under the hook's own timeout", 1, 600)}, body: api.ClaudeCodeHookInput{},
 			responses: answers([]answer{{status: 200, body: api.ClaudeCodeHookAnswer{}, desc: "The hook answer: a decision, or PreToolUse's ask when there is none"}, {status: 204, desc: "No decision for a PermissionRequest: Claude Code shows its own prompt"}}, 400, 401, 403, 413)},
 
+		{method: "get", path: "/v1/agent-sessions", id: "listAgentSessions", summary: "Agent sessions, who waits first, longest first (an agent or runtime sees its own)",
+			roles: []string{roleOperator, roleRuntime, roleAgent}, responses: answers([]answer{{status: 200, body: api.AgentSessions{}}}, 401)},
+		{method: "post", path: "/v1/agent-sessions/events", id: "postSessionEvent", summary: "Record what one of the caller's sessions did: started, waiting (opens or refreshes its waiting item), moved or ended (resolve it)",
+			roles: filers, body: api.SessionEvent{}, responses: answers([]answer{{status: 200, body: api.SessionEventAnswer{}}}, 400, 401, 403, 404, 409, 413)},
+
 		{method: "get", path: "/v1/sessions", id: "listSessions", summary: "Live page sessions: who is logged in where",
 			roles: op, responses: answers([]answer{{status: 200, body: api.Sessions{}}}, 401, 403)},
 		{method: "delete", path: "/v1/sessions/:id", id: "endSession", summary: "End a page session (its cookie is refused at once)",
