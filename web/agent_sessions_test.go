@@ -1,6 +1,9 @@
 package web_test
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/gatehousehq/gatehouse/api"
@@ -84,6 +87,85 @@ func TestAgentSessionRoutes(t *testing.T) {
 			if got.Status != models.StatusOpen || got.Version != w.Version {
 				t.Fatalf("%+v", got)
 			}
+		})
+	})
+}
+
+// recorded is a session event recorded from Claude Code (testdata of the command hook).
+func recorded(t *testing.T, name string) map[string]any {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "cmd", "gatehouse", "testdata", "claude-code", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in map[string]any
+	if err := json.Unmarshal(raw, &in); err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
+
+func TestClaudeCodeHTTPHookSessionEvents(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, dialect string) {
+		e := newOAEnv(t, dialect)
+		hook := func(token string, body map[string]any, want int) {
+			t.Helper()
+			e.do(t, oaCall{op: "answerClaudeCodeHook", method: "POST", path: "/v1/hooks/claude-code", token: token, body: body, want: want})
+		}
+		waiting := func(token string) *api.AgentSession {
+			t.Helper()
+			for _, v := range decodeAs[api.AgentSessions](t, e.do(t, oaCall{op: "listAgentSessions", method: "GET", path: "/v1/agent-sessions", token: token, want: 200})).Sessions {
+				if v.ID == "1af2af8c-273b-4c2f-8c50-b518cf35b396" {
+					return &v
+				}
+			}
+			return nil
+		}
+
+		t.Run("every session event is answered 204 at once; stop waits, a tool call moves on", func(t *testing.T) {
+			hook(e.agent, recorded(t, "sessionstart.json"), 204)
+			hook(e.agent, recorded(t, "stop.json"), 204)
+			v := waiting(e.agent)
+			if v == nil || v.State != models.SessionWaiting || v.LastMessage != "All pushed, nonce-abc" || v.WaitingID == nil {
+				t.Fatalf("after stop: %+v", v)
+			}
+			post := recorded(t, "posttooluse-bash.json")
+			post["session_id"] = v.ID // the recording is of another session
+			hook(e.agent, post, 204)
+			got := decodeAs[api.Request](t, e.do(t, oaCall{op: "getRequest", method: "GET", path: "/v1/requests/" + *v.WaitingID, token: e.op, want: 200}))
+			if got.Status != models.StatusResolved || got.DecidedVia == nil || *got.DecidedVia != models.ViaMovedOn {
+				t.Fatalf("after a tool call: %+v", got)
+			}
+			hook(e.agent, recorded(t, "userpromptsubmit.json"), 204)
+			hook(e.agent, recorded(t, "sessionend.json"), 204)
+			if v := waiting(e.agent); v.State != models.SessionEnded {
+				t.Fatalf("after the end: %+v", v)
+			}
+		})
+		t.Run("a notification that says it waits opens the item; others are ignored", func(t *testing.T) {
+			n := map[string]any{"session_id": "n1", "cwd": "/home/dev/proj", "hook_event_name": "Notification", "message": "Claude needs your permission to use Bash", "notification_type": "permission_prompt"}
+			hook(e.agent, n, 204)
+			n2 := map[string]any{"session_id": "n2", "hook_event_name": "Notification", "message": "auth ok", "notification_type": "auth_success"}
+			hook(e.agent, n2, 204)
+			list := decodeAs[api.AgentSessions](t, e.do(t, oaCall{op: "listAgentSessions", method: "GET", path: "/v1/agent-sessions", token: e.agent, want: 200})).Sessions
+			found := false
+			for _, v := range list {
+				if v.ID == "n2" {
+					t.Fatalf("an ignored notification made %+v", v)
+				}
+				if v.ID == "n1" {
+					found = v.State == models.SessionWaiting && v.LastMessage == "Claude needs your permission to use Bash"
+				}
+			}
+			if !found {
+				t.Fatalf("%+v", list)
+			}
+		})
+		t.Run("a session event with no session id is refused", func(t *testing.T) {
+			hook(e.agent, map[string]any{"hook_event_name": "Stop"}, 400)
+		})
+		t.Run("a session event with a key twice is refused", func(t *testing.T) {
+			hook(e.agent, map[string]any{"hook_event_name": "Stop", "session_id": "k1", "SESSION_ID": "k2"}, 400)
 		})
 	})
 }

@@ -39,6 +39,9 @@ const hookWithdrawTimeout = 5 * time.Second
 // Every path without a decision on exactly what was filed answers the fallback
 // (PreToolUse "ask", or 204 for PermissionRequest), never an allow.
 func (s *Server) answerClaudeCodeHook(c echo.Context) error {
+	if done, err := s.claudeCodeSessionHook(c); done {
+		return err
+	}
 	wait, err := parseHookTimeout(c)
 	if err != nil {
 		return err

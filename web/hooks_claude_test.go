@@ -245,7 +245,7 @@ func TestClaudeCodeHTTPHook(t *testing.T) {
 				{"no token, not a hook's input", "", "", []byte(`{"hook_event_name":"Stop"}`), http.StatusUnauthorized},
 				{"an operator token, not a hook's input", "", e.op, []byte(`{"hook_event_name":"Stop"}`), http.StatusForbidden},
 				{"a timeout out of range", "?timeout=601", e.agent, raw, http.StatusBadRequest},
-				{"another event", "", e.agent, []byte(`{"hook_event_name":"PostToolUse","tool_name":"Bash"}`), http.StatusBadRequest},
+				{"another event", "", e.agent, []byte(`{"hook_event_name":"PreCompact","session_id":"s1"}`), http.StatusBadRequest},
 				{"not JSON", "", e.agent, []byte(`{"hook_event_name":`), http.StatusBadRequest},
 				{"a key twice", "", e.agent, []byte(`{"hook_event_name":"PreToolUse","tool_name":"Bash","TOOL_NAME":"Read"}`), http.StatusBadRequest},
 			} {

@@ -261,7 +261,8 @@ func oaHooks(t *testing.T, e *oaEnv) {
 	path := "/v1/hooks/claude-code?timeout=1"
 	e.do(t, oaCall{op: "answerClaudeCodeHook", method: "POST", path: path, token: e.agent, body: in("PreToolUse"), want: 200})
 	e.do(t, oaCall{op: "answerClaudeCodeHook", method: "POST", path: path, token: e.agent, body: in("PermissionRequest"), want: 204})
-	e.do(t, oaCall{op: "answerClaudeCodeHook", method: "POST", path: path, token: e.agent, body: in("Stop"), want: 400})
+	e.do(t, oaCall{op: "answerClaudeCodeHook", method: "POST", path: path, token: e.agent, body: in("Stop"), want: 204})
+	e.do(t, oaCall{op: "answerClaudeCodeHook", method: "POST", path: path, token: e.agent, body: in("PreCompact"), want: 400})
 	// A refused token with a hook's input is answered "ask" (200); with any
 	// other body the refusal stands.
 	e.do(t, oaCall{op: "answerClaudeCodeHook", method: "POST", path: path, token: "gh_unknown", body: in("PreToolUse"), want: 200})

@@ -116,6 +116,9 @@ func (s *Store) sessionEvent(ctx context.Context, p models.Principal, e models.S
 	}
 	switch e.Kind {
 	case models.EventWaiting:
+		if w != nil && e.Message == "" {
+			return w, nil // no new message: the open item stands as it is
+		}
 		if w != nil {
 			return w, s.refreshWaiting(db, p, a, w, e)
 		}

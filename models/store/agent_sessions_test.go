@@ -84,6 +84,10 @@ func TestAgentSessions(t *testing.T) {
 			if _, err := s.Decide(ctx, w.ID, models.Decision{Version: 1, Answer: &ans, By: op.Label(), Via: models.ViaAPI}); models.ErrorCode(err) != models.ECodeVersionConflict {
 				t.Fatalf("answer to the old message: %v", err)
 			}
+			// A wait with no message (an idle notification) keeps the last one.
+			if w3 := sessionEvent(t, s, a, "s1", models.EventWaiting, ""); w3.ID != w.ID || w3.Version != 2 || w3.Detail != "Still here" {
+				t.Fatalf("an empty refresh: %+v", w3)
+			}
 			if got := auditActions(t, s, w.ID); len(got) != 2 || got[1] != "refresh/api" {
 				t.Fatalf("trail: %v", got)
 			}

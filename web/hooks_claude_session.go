@@ -1,0 +1,48 @@
+package web
+
+import (
+	"bytes"
+	"io"
+	"log/slog"
+	"net/http"
+	"unicode/utf8"
+
+	"github.com/gatehousehq/gatehouse/client"
+	"github.com/gatehousehq/gatehouse/models"
+	"github.com/labstack/echo/v4"
+)
+
+// claudeCodeSessionHook answers Claude Code's session events (Stop,
+// Notification, UserPromptSubmit, SessionStart, SessionEnd, PostToolUse,
+// SubagentStop) at the http hook: it records the event and answers 204 at
+// once, Claude Code's "no decision", whatever became of it, so a session
+// event never blocks or fails the session. done is false for a tool call to
+// decide, whose body is left for the permission hook to read.
+func (s *Server) claudeCodeSessionHook(c echo.Context) (done bool, err error) {
+	body, err := io.ReadAll(c.Request().Body)
+	if err != nil {
+		return true, err // the body limit's 413
+	}
+	if !client.IsClaudeCodeSessionEvent(body) || s.agentSessions() == nil {
+		c.Request().Body = io.NopCloser(bytes.NewReader(body))
+		return false, nil
+	}
+	// What readClaudeCodeHook refuses in a tool call's input is refused here
+	// too: invalid UTF-8, a key twice under any case folding.
+	if !utf8.Valid(body) {
+		return true, models.Errorf(codeInvalidJSON, "the body holds invalid UTF-8; send UTF-8 text")
+	}
+	if err := uniqueKeys(body); err != nil {
+		return true, err
+	}
+	in, err := client.ParseClaudeCodeSession(body)
+	if err != nil {
+		return true, invalid("%s", err.Error())
+	}
+	if e, ok := in.Event(""); ok {
+		if _, err := s.sessionEvent(c.Request().Context(), Principal(c), e); err != nil {
+			slog.Warn("claude code session event not recorded", "event", in.HookEventName, "err", err)
+		}
+	}
+	return true, c.NoContent(http.StatusNoContent)
+}
