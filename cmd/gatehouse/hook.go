@@ -38,7 +38,7 @@ func runClaudeCodeHook(ctx context.Context, args []string, stdin io.Reader, stdo
 		return 2
 	}
 	if *printSettings {
-		b, _ := json.MarshalIndent(claudeCodeSettings(*wait), "", "  ") // plain maps always marshal
+		b, _ := json.MarshalIndent(claudeCodeSettings(*wait, *waitReply), "", "  ") // plain maps always marshal
 		fmt.Fprintf(stdout, "%s\n", b)
 		return 0
 	}

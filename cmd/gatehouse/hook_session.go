@@ -70,8 +70,9 @@ func runClaudeCodeSessionHook(ctx context.Context, body []byte, url, token strin
 
 // claudeCodeSettings is the settings block --print-settings prints: the
 // permission hook (PermissionRequest, as docs/agents.md installs it) and every
-// session event, which takes no matcher.
-func claudeCodeSettings(wait time.Duration) map[string]any {
+// session event, which takes no matcher; with waitReply, the Stop hook waits
+// that long for a reply, and its timeout is longer.
+func claudeCodeSettings(wait, waitReply time.Duration) map[string]any {
 	cmd := "gatehouse hook claude-code"
 	permission := map[string]any{"type": "command", "command": fmt.Sprintf("%s --timeout %s", cmd, wait), "timeout": int(wait.Seconds()) + 30}
 	session := []any{map[string]any{"hooks": []any{map[string]any{"type": "command", "command": cmd, "timeout": int(sessionEventTimeout.Seconds()) + 5}}}}
@@ -81,6 +82,10 @@ func claudeCodeSettings(wait time.Duration) map[string]any {
 	for _, ev := range []string{client.EventNotification, client.EventStop, client.EventSubagentStop, client.EventUserPromptSubmit,
 		client.EventSessionStart, client.EventSessionEnd, client.EventPostToolUse} {
 		hooks[ev] = session
+	}
+	if waitReply > 0 {
+		stop := map[string]any{"type": "command", "command": fmt.Sprintf("%s --wait-reply %s", cmd, waitReply), "timeout": int(waitReply.Seconds()) + 30}
+		hooks[client.EventStop] = []any{map[string]any{"hooks": []any{stop}}}
 	}
 	return map[string]any{"hooks": hooks}
 }
