@@ -68,6 +68,9 @@ func runClaudeCodeHook(ctx context.Context, args []string, stdin io.Reader, stdo
 	if out == nil {
 		return 0
 	}
+	if in.HookEventName == client.EventPermissionRequest {
+		movedOn(ctx, c, in, stderr) // a decided permission: the session goes on
+	}
 	b, err := json.Marshal(out)
 	if err != nil {
 		fmt.Fprintln(stderr, "gatehouse hook:", err)

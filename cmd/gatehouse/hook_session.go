@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/client"
 )
 
@@ -88,4 +89,19 @@ func claudeCodeSettings(wait, waitReply time.Duration) map[string]any {
 		hooks[client.EventStop] = []any{map[string]any{"hooks": []any{stop}}}
 	}
 	return map[string]any{"hooks": hooks}
+}
+
+// movedOn tells Gatehouse the session of a decided permission moved on, which
+// resolves its waiting item; trouble only goes to stderr.
+func movedOn(ctx context.Context, c *client.Client, in *client.ClaudeCodeHookInput, stderr io.Writer) {
+	if in.SessionID == "" {
+		return
+	}
+	machine, _ := os.Hostname()
+	rctx, cancel := context.WithTimeout(ctx, sessionEventTimeout)
+	defer cancel()
+	e := api.SessionEvent{Session: in.SessionID, Agent: client.AgentClaudeCode, Event: "moved", Machine: machine, Cwd: in.Cwd}
+	if _, err := c.SessionEvent(rctx, e); err != nil {
+		fmt.Fprintln(stderr, "gatehouse hook:", err)
+	}
 }

@@ -95,6 +95,32 @@ func TestHookSessionEvents(t *testing.T) {
 			t.Fatalf("%+v %v", list, err)
 		}
 	})
+	t.Run("a decided permission request moves the session on", func(t *testing.T) {
+		ts := newTestServer(t)
+		var perm map[string]any
+		if err := json.Unmarshal(fixture(t, permissionRequest), &perm); err != nil {
+			t.Fatal(err)
+		}
+		var stop map[string]any
+		if err := json.Unmarshal(fixture(t, stopFixture), &stop); err != nil {
+			t.Fatal(err)
+		}
+		stop["session_id"] = perm["session_id"] // the recordings are of two sessions
+		body, _ := json.Marshal(stop)
+		checkOutput(t, testkit.Recv(t, start(hookArgs(ts.URL, ts.Agent, "1m"), body), "the stop hook"), "")
+		w := waitingOf(t, ts, perm["session_id"].(string))
+		if w == nil {
+			t.Fatal("no waiting item")
+		}
+		res, _ := decidedHook(t, ts, permissionRequest, "once", "")
+		if res.code != 0 || res.stdout == "" {
+			t.Fatalf("%+v", res)
+		}
+		got, _ := ts.Operator.Get(context.Background(), w.ID)
+		if got.Status != models.StatusResolved || *got.DecidedVia != models.ViaMovedOn {
+			t.Fatalf("after the permission was decided: %+v", got)
+		}
+	})
 	t.Run("a server that is down or refuses never fails the session", func(t *testing.T) {
 		down := httptest.NewServer(http.NotFoundHandler())
 		down.Close()
