@@ -40,8 +40,9 @@ func (s *Store) SessionEvent(ctx context.Context, p models.Principal, e models.S
 		return nil, nil, err
 	}
 	// A race with another event of the same session (or an operator's answer)
-	// is met by reading again; a few tries settle any real interleaving.
-	for range 4 {
+	// is met by reading again: every write is conditional, so each round one
+	// of the racing events lands, and a session's events rarely overlap at all.
+	for range 16 {
 		w, err := s.sessionEvent(ctx, p, e)
 		if errors.Is(err, errRaced) || models.ErrorCode(err) == models.ECodeVersionConflict || models.ErrorCode(err) == models.ECodeNotOpen || models.ErrorCode(err) == models.ECodeAlreadyDecided {
 			continue

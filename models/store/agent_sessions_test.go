@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -183,6 +184,37 @@ func TestAgentSessions(t *testing.T) {
 			w2 := sessionEvent(t, s, a, "s6", models.EventWaiting, "Waiting")
 			if _, err := s.Decide(ctx, w2.ID, models.Decision{Version: w2.Version, Option: "allow", By: op.Label(), Via: models.ViaAPI}); err == nil {
 				t.Fatal("an option was decided on a waiting item")
+			}
+		})
+
+		t.Run("stops at once file one waiting item", func(t *testing.T) {
+			const n = 8
+			ids := make(chan string, n)
+			errs := make(chan error, n)
+			for i := range n {
+				go func() {
+					_, w, err := s.SessionEvent(ctx, a, models.SessionEvent{Session: "race", Agent: "claude-code", Kind: models.EventWaiting, Message: fmt.Sprintf("m%d", i)})
+					if err == nil && w != nil {
+						ids <- w.ID
+					}
+					errs <- err
+				}()
+			}
+			seen := map[string]bool{}
+			for range n {
+				if err := testkit.Recv(t, errs, "an event"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			close(ids)
+			for id := range ids {
+				seen[id] = true
+			}
+			if len(seen) != 1 {
+				t.Fatalf("%d waiting items for one session: %v", len(seen), seen)
+			}
+			if v := sessionState(t, s, a.ID, "race"); v.OpenRequests != 1 || v.State != models.SessionWaiting {
+				t.Fatalf("%+v", v)
 			}
 		})
 
