@@ -2,11 +2,14 @@ package web_test
 
 import (
 	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/gatehousehq/gatehouse/api"
+	"github.com/gatehousehq/gatehouse/client"
+	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/gatehousehq/gatehouse/models/store/storetest"
 )
@@ -166,6 +169,49 @@ func TestClaudeCodeHTTPHookSessionEvents(t *testing.T) {
 		})
 		t.Run("a session event with a key twice is refused", func(t *testing.T) {
 			hook(e.agent, map[string]any{"hook_event_name": "Stop", "session_id": "k1", "SESSION_ID": "k2"}, 400)
+		})
+	})
+}
+
+func TestClaudeCodeHTTPHookPermissionMovesOn(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, dialect string) {
+		e := newHookEnv(t, dialect)
+		t.Run("a PermissionRequest the operator decided resolves the session's waiting item", func(t *testing.T) {
+			perm := hookInput(t, client.EventPermissionRequest, "git push origin main")
+			var in map[string]any
+			if err := json.Unmarshal(perm, &in); err != nil {
+				t.Fatal(err)
+			}
+			stop := recorded(t, "stop.json")
+			stop["session_id"] = in["session_id"] // the recordings are of two sessions
+			body, _ := json.Marshal(stop)
+			if res := testkit.Recv(t, e.hook("", e.agent, body), "the stop hook"); res.status != http.StatusNoContent {
+				t.Fatalf("stop: %d %s", res.status, res.body)
+			}
+			done := e.hook("?timeout=60", e.agent, perm)
+			testkit.Recv(t, e.started, "the permission hook to wait")
+			var list api.List
+			status, raw := e.Do(http.MethodGet, "/v1/requests?status=open", e.op, nil)
+			if err := json.Unmarshal(raw, &list); status != http.StatusOK || err != nil || len(list.Requests) != 2 {
+				t.Fatalf("open: %d %s", status, raw)
+			}
+			var waiting, permission api.Request
+			for _, r := range list.Requests {
+				if r.Kind == models.KindWaiting {
+					waiting = r
+				} else {
+					permission = r
+				}
+			}
+			e.decide(t, permission.ID, permission.Version, "once")
+			if res := testkit.Recv(t, done, "the permission hook"); res.status != http.StatusOK {
+				t.Fatalf("permission: %d %s", res.status, res.body)
+			}
+			status, raw = e.Do(http.MethodGet, "/v1/requests/"+waiting.ID, e.op, nil)
+			var got api.Request
+			if err := json.Unmarshal(raw, &got); status != http.StatusOK || err != nil || got.Status != models.StatusResolved || got.DecidedVia == nil || *got.DecidedVia != models.ViaMovedOn {
+				t.Fatalf("the waiting item after the permission was decided: %d %s", status, raw)
+			}
 		})
 	})
 }

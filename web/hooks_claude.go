@@ -72,6 +72,7 @@ func (s *Server) answerClaudeCodeHook(c echo.Context) error {
 		return s.giveUpHook(c, in, r.ID, fmt.Sprintf("No decision in Gatehouse within %s; asking here instead", wait))
 	}
 	s.observeRelease(w.r, false)
+	s.permissionMovedOn(ctx, p, in, w.r)
 	return writeHookAnswer(c, in.Answer(apiOf(w.r)))
 }
 

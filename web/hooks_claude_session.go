@@ -2,11 +2,13 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"log/slog"
 	"net/http"
 	"unicode/utf8"
 
+	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/client"
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/labstack/echo/v4"
@@ -45,4 +47,17 @@ func (s *Server) claudeCodeSessionHook(c echo.Context) (done bool, err error) {
 		}
 	}
 	return true, c.NoContent(http.StatusNoContent)
+}
+
+// permissionMovedOn tells the session of a PermissionRequest the operator
+// decided that it moved on, which resolves its waiting item. It never fails
+// the hook's answer.
+func (s *Server) permissionMovedOn(ctx context.Context, p models.Principal, in *client.ClaudeCodeHookInput, r *models.Request) {
+	if in.HookEventName != client.EventPermissionRequest || in.SessionID == "" || r.Status != models.StatusResolved || s.agentSessions() == nil {
+		return
+	}
+	e := api.SessionEvent{Session: in.SessionID, Agent: client.AgentClaudeCode, Event: models.EventMoved, Cwd: in.Cwd}
+	if _, err := s.sessionEvent(ctx, p, e); err != nil {
+		slog.Warn("claude code session event not recorded", "event", "PermissionRequest", "err", err)
+	}
 }
