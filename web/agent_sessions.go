@@ -14,6 +14,7 @@ import (
 type AgentSessionStore interface {
 	SessionEvent(ctx context.Context, p models.Principal, e models.SessionEvent) (*models.AgentSession, *models.Request, error)
 	ListAgentSessions(ctx context.Context, owner string) ([]models.SessionView, error)
+	GetAgentSession(ctx context.Context, owner, id string) (*models.SessionView, error)
 }
 
 func (s *Server) agentSessions() AgentSessionStore {
@@ -52,25 +53,31 @@ func (s *Server) postSessionEvent(c echo.Context) error {
 	return c.JSON(http.StatusOK, out)
 }
 
+// recordSessionEvent records e for p: what the http hook needs, which
+// answers nothing of it.
+func (s *Server) recordSessionEvent(ctx context.Context, p models.Principal, e api.SessionEvent) error {
+	_, _, err := s.agentSessions().SessionEvent(ctx, p, modelEvent(e))
+	return err
+}
+
+func modelEvent(e api.SessionEvent) models.SessionEvent {
+	return models.SessionEvent{Session: e.Session, Agent: e.Agent, Kind: e.Event,
+		Machine: e.Machine, Cwd: e.Cwd, RuntimeID: e.RuntimeID, Message: e.Message}
+}
+
 // sessionEvent records e for p and answers the session as listed and its
-// open waiting item; the API route and Claude Code's http hook share it.
+// open waiting item.
 func (s *Server) sessionEvent(ctx context.Context, p models.Principal, e api.SessionEvent) (*api.SessionEventAnswer, error) {
 	as := s.agentSessions()
-	_, w, err := as.SessionEvent(ctx, p, models.SessionEvent{Session: e.Session, Agent: e.Agent, Kind: e.Event,
-		Machine: e.Machine, Cwd: e.Cwd, RuntimeID: e.RuntimeID, Message: e.Message})
+	_, w, err := as.SessionEvent(ctx, p, modelEvent(e))
 	if err != nil {
 		return nil, err
 	}
-	list, err := as.ListAgentSessions(ctx, p.ID)
+	v, err := as.GetAgentSession(ctx, p.ID, e.Session)
 	if err != nil {
 		return nil, err
 	}
-	out := &api.SessionEventAnswer{}
-	for _, v := range list {
-		if v.ID == e.Session {
-			out.Session = toAPIAgentSession(v)
-		}
-	}
+	out := &api.SessionEventAnswer{Session: toAPIAgentSession(*v)}
 	if w != nil && w.Open() {
 		out.Waiting = apiOf(w)
 	}

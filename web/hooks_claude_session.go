@@ -42,7 +42,7 @@ func (s *Server) claudeCodeSessionHook(c echo.Context) (done bool, err error) {
 		return true, invalid("%s", err.Error())
 	}
 	if e, ok := in.Event(""); ok {
-		if _, err := s.sessionEvent(c.Request().Context(), Principal(c), e); err != nil {
+		if err := s.recordSessionEvent(c.Request().Context(), Principal(c), e); err != nil {
 			slog.Warn("claude code session event not recorded", "event", in.HookEventName, "err", err)
 		}
 	}
@@ -57,7 +57,7 @@ func (s *Server) permissionMovedOn(ctx context.Context, p models.Principal, in *
 		return
 	}
 	e := api.SessionEvent{Session: in.SessionID, Agent: client.AgentClaudeCode, Event: models.EventMoved, Cwd: in.Cwd}
-	if _, err := s.sessionEvent(ctx, p, e); err != nil {
+	if err := s.recordSessionEvent(ctx, p, e); err != nil {
 		slog.Warn("claude code session event not recorded", "event", "PermissionRequest", "err", err)
 	}
 }

@@ -294,10 +294,30 @@ func (s *Store) RetireSessions(ctx context.Context) (int, error) {
 // working. Waiting and blocked sessions come first, longest first, then
 // working ones, then ended ones, most recent first.
 func (s *Store) ListAgentSessions(ctx context.Context, owner string) ([]models.SessionView, error) {
+	return s.agentSessionViews(ctx, owner, "")
+}
+
+// GetAgentSession is one of owner's sessions as ListAgentSessions shows it
+// (ECodeNotFound when there is none).
+func (s *Store) GetAgentSession(ctx context.Context, owner, id string) (*models.SessionView, error) {
+	list, err := s.agentSessionViews(ctx, owner, id)
+	if err != nil {
+		return nil, err
+	}
+	if len(list) == 0 {
+		return nil, models.Errorf(models.ECodeNotFound, "no session %s", id)
+	}
+	return &list[0], nil
+}
+
+func (s *Store) agentSessionViews(ctx context.Context, owner, id string) ([]models.SessionView, error) {
 	db := s.reader(ctx)
 	q := db.Model(&models.AgentSession{})
 	if owner != "" {
 		q = q.Where("owner_id = ?", owner)
+	}
+	if id != "" {
+		q = q.Where("id = ?", id)
 	}
 	var rows []models.AgentSession
 	if err := q.Order("seen_at DESC").Limit(maxSessionsListed).Find(&rows).Error; err != nil {

@@ -162,6 +162,12 @@ func TestAgentSessions(t *testing.T) {
 					t.Fatalf("b's list shows %+v", v)
 				}
 			}
+			if _, err := s.GetAgentSession(ctx, b.ID, "s1"); models.ErrorCode(err) != models.ECodeNotFound {
+				t.Fatalf("b reads a's session s1: %v", err)
+			}
+			if v, err := s.GetAgentSession(ctx, a.ID, "shared"); err != nil || v.OpenRequests != 1 || v.OwnerID != a.ID {
+				t.Fatalf("a's shared session: %+v %v", v, err)
+			}
 		})
 
 		t.Run("moving on resolves no permission request, and a waiting answer approves none", func(t *testing.T) {
