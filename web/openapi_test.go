@@ -260,12 +260,12 @@ func oaHooks(t *testing.T, e *oaEnv) {
 	path := "/v1/hooks/claude-code?timeout=1"
 	e.do(t, oaCall{op: "answerClaudeCodeHook", method: "POST", path: path, token: e.agent, body: in("PreToolUse"), want: 200})
 	e.do(t, oaCall{op: "answerClaudeCodeHook", method: "POST", path: path, token: e.agent, body: in("PermissionRequest"), want: 204})
-	e.do(t, oaCall{op: "answerClaudeCodeHook", method: "POST", path: path, token: e.agent, body: in("Stop"), want: 400})
-	// A refused token with a hook's input is answered "ask" (200); with any
-	// other body the refusal stands.
+	// Nothing but a decision or no decision, with a 2xx: another event, a
+	// refused token, a body that is not a hook's input.
+	e.do(t, oaCall{op: "answerClaudeCodeHook", method: "POST", path: path, token: e.agent, body: in("Stop"), want: 204})
 	e.do(t, oaCall{op: "answerClaudeCodeHook", method: "POST", path: path, token: "gh_unknown", body: in("PreToolUse"), want: 200})
-	e.do(t, oaCall{op: "answerClaudeCodeHook", method: "POST", path: path, token: e.op, body: `{"hook_event_name":"Stop"}`, want: 403})
-	e.do(t, oaCall{op: "answerClaudeCodeHook", method: "POST", path: path, body: `{"hook_event_name":"Stop"}`, want: 401, badRequest: true})
+	e.do(t, oaCall{op: "answerClaudeCodeHook", method: "POST", path: path, token: e.op, body: `{"hook_event_name":"Stop"}`, want: 204})
+	e.do(t, oaCall{op: "answerClaudeCodeHook", method: "POST", path: path, body: `{"hook_event_name":`, want: 200, badRequest: true})
 	for len(e.start) > 0 { // the waits above
 		<-e.start
 	}

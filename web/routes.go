@@ -19,8 +19,9 @@ func (s *Server) routes() {
 	runtime := requireRoles(models.RoleRuntime)
 
 	v1 := e.Group("/v1", s.authenticate)
-	// Outside the group: a refused token is answered as the hook's fallback.
-	e.POST("/v1/hooks/claude-code", s.answerClaudeCodeHook, refusedHookAsks, s.authenticate, filers)
+	// Hook routes only through hookRoute: whatever is not a decision is
+	// answered as the hook's own "no decision" with a 2xx.
+	s.hookRoute("/v1/hooks/claude-code", claudeCodeHook, s.answerClaudeCodeHook, s.authenticate, filers)
 	v1.POST("/requests", s.fileRequest, filers)
 	v1.GET("/requests", s.listRequests, anyone)
 	v1.GET("/requests/:id", s.getRequest, anyone)

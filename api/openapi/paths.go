@@ -136,7 +136,7 @@ func operations() []operation {
 
 		{method: "post", path: "/v1/hooks/claude-code", id: "answerClaudeCodeHook", summary: "Claude Code's http hook (PreToolUse or PermissionRequest): files the call, waits up to timeout for the operator, answers the hook's JSON; 204 is no decision (Claude Code asks)",
 			roles: filers, query: []query{seconds("timeout", "how long to wait for the operator, in seconds (default 300); keep it under the hook's own timeout", 1, 600)}, body: api.ClaudeCodeHookInput{},
-			responses: answers([]answer{{status: 200, body: api.ClaudeCodeHookAnswer{}, desc: "The hook answer: a decision, or PreToolUse's ask when there is none"}, {status: 204, desc: "No decision for a PermissionRequest: Claude Code shows its own prompt"}}, 400, 401, 403, 413)},
+			responses: answers([]answer{{status: 200, body: api.ClaudeCodeHookAnswer{}, desc: "The hook answer: a decision, or PreToolUse's ask when there is none"}, {status: 204, desc: "No decision for a PermissionRequest: Claude Code shows its own prompt"}})}, // never an error status: Claude Code would go on without the hook
 
 		{method: "get", path: "/v1/sessions", id: "listSessions", summary: "Live page sessions: who is logged in where",
 			roles: op, responses: answers([]answer{{status: 200, body: api.Sessions{}}}, 401, 403)},
