@@ -68,18 +68,21 @@ func (s *Server) routes() {
 	e.GET("/metrics", s.metrics.serve, s.authenticate, operator)
 	e.Any("/mcp", s.serveMCP, s.authenticate, filers)
 
-	e.GET("/login", s.loginLink, s.authenticate, s.limitLogins)
+	// The page's HTML goes gzipped; the API, long-polls, MCP, the hook route
+	// and the websocket never pass through gzip (a wait must not be buffered).
+	gz := compressPages()
+	e.GET("/login", s.loginLink, gz, s.authenticate, s.limitLogins)
 	// No session check on POST: logging in replaces any session, so it needs no CSRF token.
-	e.POST("/login", s.loginToken, s.limitLogins)
+	e.POST("/login", s.loginToken, gz, s.limitLogins)
 	e.POST("/logout", s.logout, s.authenticate)
 
-	// The operator's page: static assets, the inbox, a request, the system
-	// page, the form posts and the live websocket.
+	// The operator's page: static assets (gzipped ahead, sendAsset), the
+	// inbox, a request, the system page, the form posts and the live websocket.
 	e.Use(s.securityHeaders)
 	e.GET("/static/*", s.serveStatic)
 	e.HEAD("/static/*", s.serveStatic)
 	e.GET("/sw.js", s.serveServiceWorker)
-	page := []echo.MiddlewareFunc{s.pageErrors, s.authenticate, s.requirePageOperator}
+	page := []echo.MiddlewareFunc{gz, s.pageErrors, s.authenticate, s.requirePageOperator}
 	e.GET("/", s.showInbox, page...)
 	e.GET("/requests/:id", s.showRequest, page...)
 	e.GET("/system", s.showSystem, page...)
