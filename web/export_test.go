@@ -18,3 +18,6 @@ func MCPInputSchema(tool string) *jsonschema.Schema {
 	}
 	return s
 }
+
+// ErrorStatus is the one table from error code to HTTP status (tests).
+var ErrorStatus = statusOf
