@@ -42,14 +42,16 @@ var limits = map[string]map[string]any{
 }
 
 // typeRules are a type's own rules beyond its properties.
-var typeRules = map[string]map[string]any{
+var typeRules = map[string]any{
 	// Options are required unless the kind needs none: the informational
 	// kinds, and a question that takes a free answer.
-	"NewRequest": {"anyOf": []any{
-		map[string]any{"required": []string{"options"}, "properties": map[string]any{"options": map[string]any{"minItems": 1}}},
-		map[string]any{"required": []string{"kind"}, "properties": map[string]any{"kind": map[string]any{"enum": []string{models.KindWaiting, models.KindReview}}}},
+	"NewRequest": map[string]any{"anyOf": []any{
+		map[string]any{"required": []string{"options"}, "properties": map[string]any{
+			"options": map[string]any{"type": "array", "items": ref("Option"), "minItems": 1}}},
+		map[string]any{"required": []string{"kind"}, "properties": map[string]any{
+			"kind": map[string]any{"type": "string", "enum": []string{models.KindWaiting, models.KindReview}}}},
 		map[string]any{"required": []string{"kind", "allow_answer"}, "properties": map[string]any{
-			"kind": map[string]any{"const": models.KindQuestion}, "allow_answer": map[string]any{"const": true}}},
+			"kind": map[string]any{"type": "string", "const": models.KindQuestion}, "allow_answer": map[string]any{"type": "boolean", "const": true}}},
 	}},
 }
 

@@ -90,6 +90,12 @@ func (c *components) generate(t reflect.Type) error {
 	}
 	replaced := replaceMarks(m).(map[string]any)
 	refine(replaced, owners(t))
+	if rule, ok := typeRules[name]; ok {
+		// allOf, not siblings, so that generators read the fields and the
+		// rule together (TypeScript: fields & (one | other)).
+		replaced = map[string]any{"description": replaced["description"], "allOf": []any{replaced, rule}}
+		delete(replaced["allOf"].([]any)[0].(map[string]any), "description")
+	}
 	c.schemas[name] = replaced
 	for u := range reached {
 		if u != t && !embedded[u] {
@@ -169,9 +175,6 @@ func refine(s map[string]any, owners []string) {
 	props, _ := s["properties"].(map[string]any)
 	if d, ok := typeDescriptions[owners[0]]; ok {
 		s["description"] = d
-	}
-	for k, v := range typeRules[owners[0]] {
-		s[k] = v
 	}
 	for _, owner := range owners {
 		for name, p := range props {
