@@ -88,7 +88,11 @@ func errorResponse(status int, byStatus map[int][]string, responses map[string]a
 				"properties": map[string]any{"error": map[string]any{"enum": codes}}}}}
 			desc = e.desc + ". Codes: " + strings.Join(codes, ", ") + "."
 		}
-		r := map[string]any{"description": desc, "content": jsonContent(schema)}
+		content := jsonContent(schema)
+		if codes := byStatus[status]; len(codes) > 0 {
+			content["application/json"].(map[string]any)["example"] = map[string]any{"error": codes[0], "detail": e.desc + "."}
+		}
+		r := map[string]any{"description": desc, "content": content}
 		if status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable {
 			r["headers"] = retryAfter
 		}
