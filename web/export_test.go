@@ -27,3 +27,6 @@ func AddHookRoute(s *Server, path string, h echo.HandlerFunc) { s.hookRoute(path
 // CheckHookRoutes is New's check that every route under /v1/hooks/ came
 // through hookRoute (tests).
 func CheckHookRoutes(s *Server) error { return s.checkHookRoutes() }
+
+// ErrorStatus is the one table from error code to HTTP status (tests).
+var ErrorStatus = statusOf
