@@ -173,3 +173,35 @@ func TestEveryOperationIsTagged(t *testing.T) {
 		}
 	}
 }
+
+// TestHookRoutesDeclareNoErrorStatus: a hook route answers every outcome
+// that is not a decision with the hook's own "no decision" and a 2xx (an
+// agent's CLI reads any other status as "go on"), so its operation declares
+// only 2xx answers.
+func TestHookRoutesDeclareNoErrorStatus(t *testing.T) {
+	var doc struct {
+		Paths map[string]map[string]struct {
+			Responses map[string]any `json:"responses"`
+		} `json:"paths"`
+	}
+	if err := json.Unmarshal(document(t), &doc); err != nil {
+		t.Fatal(err)
+	}
+	hooks := 0
+	for path, methods := range doc.Paths {
+		if !strings.HasPrefix(path, "/v1/hooks/") {
+			continue
+		}
+		for method, op := range methods {
+			hooks++
+			for status := range op.Responses {
+				if !strings.HasPrefix(status, "2") {
+					t.Errorf("%s %s declares %s", method, path, status)
+				}
+			}
+		}
+	}
+	if hooks == 0 {
+		t.Fatal("the document has no hook route")
+	}
+}
