@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"sync"
 	"time"
 
@@ -140,7 +141,7 @@ func (c *headlessClient) start(method string, params any) (<-chan envelope, erro
 	id := c.nextID
 	c.nextID++
 	ch := make(chan envelope, 1)
-	c.waiting[fmt.Sprint(id)] = ch
+	c.waiting[idKey(json.RawMessage(strconv.Itoa(id)))] = ch
 	c.mu.Unlock()
 	err := c.toBridge.send(struct {
 		JSONRPC string `json:"jsonrpc"`

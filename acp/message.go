@@ -1,10 +1,11 @@
 package acp
 
 import (
-	"bytes"
 	"encoding/json"
 	"io"
 	"sync"
+
+	"github.com/gatehousehq/gatehouse/internal/rpcid"
 )
 
 // ACP methods the bridge reads.
@@ -35,14 +36,9 @@ func (m *envelope) isResponse() bool { return m.Method == "" && hasID(m.ID) }
 
 func hasID(id json.RawMessage) bool { return len(id) > 0 && string(id) != "null" }
 
-// idKey is a JSON-RPC id as a map key: 0 and "0" stay apart.
-func idKey(id json.RawMessage) string {
-	var buf bytes.Buffer
-	if json.Compact(&buf, id) != nil {
-		return string(id)
-	}
-	return buf.String()
-}
+// idKey is a JSON-RPC id as a map key, by its value: 1 and 1.0 are one
+// request, 0 and "0" two.
+func idKey(id json.RawMessage) string { return rpcid.Key(id) }
 
 // lineWriter writes whole lines, one at a time, from any goroutine.
 type lineWriter struct {

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/gatehousehq/gatehouse/client"
-	"github.com/gatehousehq/gatehouse/models"
 )
 
 // Bounds on one call to Gatehouse that is not cut short by an answer.
@@ -65,12 +64,13 @@ func (b *Bridge) askOperator(ctx context.Context, a *ask) {
 			return
 		}
 	}
-	// The decided option, selected among those filed as every surface
-	// selects one; the agent's option is looked up by it.
-	chosen, ok := models.DecidedChoice(r, client.DecidedOption(r, final))
-	option := chosen.ID
+	// The decided option: the operator chose it on the server (through
+	// models.SelectOption, as on every surface); here it only has to be one
+	// of those filed, decided on the filed digest. The agent's option is
+	// looked up by it.
+	option := client.DecidedOption(r, final)
 	agentOption, known := a.perm.AgentOption[option]
-	if !ok || !known {
+	if option == "" || !known {
 		b.noDecision(a, r.ID+" ended "+final.Status+" without a decision made on what was filed")
 		return
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -91,7 +92,7 @@ func ParsePermission(raw json.RawMessage, who Who) (*Permission, error) {
 		return p, errors.New("session/request_permission lacks sessionId or toolCall.toolCallId")
 	}
 	p.Reject = rejectOption(p.Params.Options)
-	opts := p.options()
+	opts := p.options(who)
 	if len(opts) == 0 {
 		return p, errors.New("session/request_permission offers no option of a known kind")
 	}
@@ -103,14 +104,19 @@ func ParsePermission(raw json.RawMessage, who Who) (*Permission, error) {
 // allows, reject_* denies, and allow_always allows and is remembered in
 // Gatehouse for the agent's session (a grant the operator sees on the card
 // and can revoke), so the agent itself is answered its allow_once and keeps
-// no silent promise. Where Gatehouse cannot remember the tool call (no
-// command, or a shell line that hides what runs), the card says so and the
-// option allows once. The
-// ids are the kinds (agents' own ids, such as Codex's
+// no silent promise. allow_always is offered only when both hold: the agent
+// also offers allow_once (its allow_always is never answered: it would be a
+// standing rule inside the agent that Gatehouse cannot see or revoke), and
+// the tool call's command fully determines it (rememberable); otherwise the
+// operator's allow is Allow once, and an agent with no allow_once can only
+// be refused. The ids are the kinds (agents' own ids, such as Codex's
 // "approved-execpolicy-amendment", are not valid Gatehouse ids); an option
 // of an unknown kind is not offered. This is the one place that says what an
 // option means in Gatehouse.
-func (p *Permission) options() []api.Option {
+func (p *Permission) options(who Who) []api.Option {
+	remember := p.Params.ToolCall.rememberable(who) && slices.ContainsFunc(p.Params.Options, func(o PermissionOption) bool {
+		return o.Kind == KindAllowOnce
+	})
 	var opts []api.Option
 	for _, o := range p.Params.Options {
 		opt := api.Option{ID: o.Kind, Label: label(o)}
@@ -118,6 +124,9 @@ func (p *Permission) options() []api.Option {
 		case KindAllowOnce:
 			opt.Effect = "allow"
 		case KindAllowAlways:
+			if !remember {
+				continue
+			}
 			opt.Effect = "allow"
 			opt.Remember = &api.RememberOffer{Scope: "session", For: "until_revoked"}
 		case KindRejectOnce, KindRejectAlways:
@@ -131,10 +140,55 @@ func (p *Permission) options() []api.Option {
 		p.AgentOption[opt.ID] = o.OptionID
 		opts = append(opts, opt)
 	}
-	if once, ok := p.AgentOption[KindAllowOnce]; ok && p.AgentOption[KindAllowAlways] != "" {
-		p.AgentOption[KindAllowAlways] = once // Gatehouse remembers; the agent allows once
+	if remember {
+		p.AgentOption[KindAllowAlways] = p.AgentOption[KindAllowOnce] // Gatehouse remembers; the agent allows once
 	}
 	return opts
+}
+
+// incidental are rawInput members that do not change what a command does:
+// the model's words for it, the agent's ids and times for the call, and what
+// the agent derived from the command or offers about it (Codex).
+var incidental = map[string]bool{
+	"description": true, "justification": true, "reason": true,
+	"call_id": true, "turn_id": true, "started_at_ms": true,
+	"parsed_cmd": true, "proposed_execpolicy_amendment": true, "available_decisions": true,
+}
+
+// rememberable reports whether a remembered allow of the tool call's
+// command would cover only calls that do exactly what the operator saw: a
+// command (execute) taken from rawInput's command or cmd, every other member
+// of rawInput incidental, and its own cwd, if any, the session's. A title
+// (Gemini CLI sends no rawInput), a path (what is written to it is not in
+// the command) or arguments beside the command never are.
+func (t *ToolCall) rememberable(who Who) bool {
+	var in map[string]json.RawMessage
+	if t.Kind != "execute" || len(t.RawInput) == 0 || t.RawInput[0] != '{' || json.Unmarshal(t.RawInput, &in) != nil {
+		return false
+	}
+	from := ""
+	for _, k := range []string{"command", "cmd"} {
+		if _, ok := in[k]; ok {
+			from = k
+			break
+		}
+	}
+	if from == "" || commandOf(in[from]) == "" || commandOf(in[from]) != t.Command() {
+		return false
+	}
+	for k, v := range in {
+		switch {
+		case k == from || incidental[k]:
+		case k == "cwd":
+			var cwd string
+			if json.Unmarshal(v, &cwd) != nil || cwd != who.Cwd {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // label is the agent's name for the option, else words for its kind.
@@ -181,22 +235,31 @@ func (t *ToolCall) Command() string {
 	var in map[string]json.RawMessage
 	if len(t.RawInput) > 0 && t.RawInput[0] == '{' && json.Unmarshal(t.RawInput, &in) == nil {
 		for _, k := range []string{"command", "cmd", "file_path", "path", "notebook_path", "url", "pattern", "query"} {
-			var s string
-			if json.Unmarshal(in[k], &s) == nil && s != "" {
-				return s
-			}
-			var argv []string
-			if json.Unmarshal(in[k], &argv) == nil && len(argv) > 0 {
-				if script, ok := shellScript(argv); ok {
-					return script
-				}
-				if line, ok := shellJoin(argv); ok {
-					return line
-				}
+			if c := commandOf(in[k]); c != "" {
+				return c
 			}
 		}
 	}
 	return t.Title
+}
+
+// commandOf is one rawInput member as a command line: a string as it is, an
+// argv as the shell line it runs; "" for anything else.
+func commandOf(v json.RawMessage) string {
+	var s string
+	if json.Unmarshal(v, &s) == nil && s != "" {
+		return s
+	}
+	var argv []string
+	if json.Unmarshal(v, &argv) == nil && len(argv) > 0 {
+		if script, ok := shellScript(argv); ok {
+			return script
+		}
+		if line, ok := shellJoin(argv); ok {
+			return line
+		}
+	}
+	return ""
 }
 
 // shellScript is the script of an argv that only hands it to a shell

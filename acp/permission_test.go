@@ -66,13 +66,12 @@ func TestParsePermission(t *testing.T) {
 		{
 			prefix: "gemini-cli", agent: "gemini-cli", version: "0.61.0",
 			session: "68c6ca22-6e47-4625-9e9e-999e194523b1", toolCall: "run_shell_command__run_shell_command_1796309228512_0",
-			command: "git push origin main", // no rawInput: the title
+			command: "git push origin main", // no rawInput: the title, which never determines a call to remember
 			options: []api.Option{
-				{ID: "allow_always", Label: "Allow for this session", Effect: "allow", Remember: &api.RememberOffer{Scope: "session", For: "until_revoked"}},
 				{ID: "allow_once", Label: "Allow", Effect: "allow"},
 				{ID: "reject_once", Label: "Reject", Effect: "deny"},
 			},
-			agentOptions: map[string]string{"allow_always": "proceed_once", "allow_once": "proceed_once", "reject_once": "cancel"},
+			agentOptions: map[string]string{"allow_once": "proceed_once", "reject_once": "cancel"},
 			reject:       "cancel",
 		},
 	}

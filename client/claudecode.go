@@ -241,3 +241,49 @@ func truncate(s string, n int) string {
 	}
 	return s[:cut] + mark
 }
+
+// ClaudeCodeEvent names the hook event of a body that may be cut short or
+// not parse at all (a hook endpoint's input over its limit): the top-level
+// hook_event_name, read token by token up to where the body stops being
+// JSON; "" when none is read, or two differ. Claude Code writes
+// hook_event_name before tool_input, the part an agent can make large, and
+// what the agent writes sits inside tool_input, never at the top level.
+func ClaudeCodeEvent(body []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return ""
+	}
+	event := ""
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			break
+		}
+		if t != "hook_event_name" {
+			var skip json.RawMessage
+			if dec.Decode(&skip) != nil {
+				break
+			}
+			continue
+		}
+		var ev string
+		if dec.Decode(&ev) != nil || (event != "" && ev != event) {
+			return ""
+		}
+		event = ev
+	}
+	return event
+}
+
+// ClaudeCodeNoDecision is the answer that decides nothing for event, when
+// Gatehouse could not even read the input: PreToolUse "ask", nothing for
+// any other event. An event it cannot name is answered as PreToolUse, the
+// one whose empty answer would let Claude Code go on: for another event an
+// answer naming PreToolUse is a hook error, which leaves the call to Claude
+// Code's own prompt there.
+func ClaudeCodeNoDecision(event, reason string) *ClaudeCodeHookOutput {
+	if event == "" {
+		event = EventPreToolUse
+	}
+	return (&ClaudeCodeHookInput{HookEventName: event}).Fallback(reason)
+}

@@ -6,7 +6,6 @@
 package codexbridge
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/internal/jsonl"
+	"github.com/gatehousehq/gatehouse/internal/rpcid"
 )
 
 // Gatehouse is what the bridge needs of the Gatehouse client.
@@ -256,14 +256,9 @@ func (b *Bridge) logf(format string, args ...any) {
 	}
 }
 
-// idKey is a JSON-RPC id as a map key: 0 and "0" stay apart.
-func idKey(id json.RawMessage) string {
-	var buf bytes.Buffer
-	if json.Compact(&buf, id) != nil {
-		return string(id)
-	}
-	return buf.String()
-}
+// idKey is a JSON-RPC id as a map key, by its value: 1 and 1.0 are one
+// request, 0 and "0" two.
+func idKey(id json.RawMessage) string { return rpcid.Key(id) }
 
 func deref(s *string) string {
 	if s == nil {

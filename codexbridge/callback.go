@@ -5,7 +5,6 @@ import (
 
 	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/client"
-	"github.com/gatehousehq/gatehouse/models"
 )
 
 // OnDecision takes a decision the server forwarded to this bridge's runtime
@@ -44,12 +43,8 @@ func (b *Bridge) OnDecision(ctx context.Context, d api.Decision) error {
 }
 
 // operatorChoice is the option the operator chose on what the bridge filed,
-// "" for none: the decision bound to the filed digest (client.DecidedOption),
-// selected among the filed options as every surface selects one.
+// "" for none: chosen on the server (through models.SelectOption, as on every
+// surface), and here one of the filed options, decided on the filed digest.
 func operatorChoice(filed, final *api.Request) string {
-	o, ok := models.DecidedChoice(filed, client.DecidedOption(filed, final))
-	if !ok {
-		return ""
-	}
-	return o.ID
+	return client.DecidedOption(filed, final)
 }

@@ -22,3 +22,6 @@ func Approval(method string, params json.RawMessage) (api.NewRequest, map[string
 
 // ErrNotApproval: the method is not one the bridge files.
 var ErrNotApproval = errors.New("not an approval request")
+
+// IDKey is how the bridge keys a JSON-RPC id (tests).
+var IDKey = idKey

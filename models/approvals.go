@@ -129,6 +129,19 @@ func (r *Request) MayVote(voter Principal) *Error {
 	return nil
 }
 
+// MayChoose says why voter may not vote for option on r (nil when it may).
+// A policy, the filer's or a rule's, narrows who may approve, never who may
+// refuse: a vote for an option whose effect is deny needs only an operator,
+// whatever their groups, whoever the request was filed for (refusing is
+// always safe) and whatever they voted before; it resolves the request at
+// once. Any other option needs MayVote.
+func (r *Request) MayChoose(voter Principal, option string) *Error {
+	if o, ok := r.Option(option); ok && o.Effect == EffectDeny && voter.Role == RoleOperator {
+		return nil
+	}
+	return r.MayVote(voter)
+}
+
 // WhyNotVote is MayVote: the reason in words,
 // "" when voter may vote.
 func (r *Request) WhyNotVote(voter Principal) string {

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-
-	"github.com/gatehousehq/gatehouse/api"
 )
 
 // ECodeAmbiguousChoice refuses a typed effect word that more than one
@@ -136,26 +134,4 @@ func hasEffect(opts []Option, effect string) bool {
 		}
 	}
 	return false
-}
-
-// OptionsFromAPI are options as the API shows them, for a client that
-// selects among what it filed (the ACP and Codex bridges).
-func OptionsFromAPI(opts []api.Option) []Option {
-	out := make([]Option, len(opts))
-	for i, o := range opts {
-		out[i] = Option(o)
-	}
-	return out
-}
-
-// DecidedChoice is the option the operator chose on filed, a client's own
-// filing, once final settles it: the decision, bound to the filed digest
-// (client.DecidedOption's id), selected as any surface selects a button's
-// option. False when there is none.
-func DecidedChoice(filed *api.Request, decided string) (Option, bool) {
-	if filed == nil || decided == "" {
-		return Option{}, false
-	}
-	o, err := SelectOption(OptionsFromAPI(filed.Options), Choice{Button: decided})
-	return o, err == nil
 }

@@ -1,5 +1,5 @@
 // Gatehouse page script: live countdowns and ages, times in the operator's own
-// zone, the open count in the title, the connection light, the inbox's
+// zone, the open count in the title, the connection state in words, the
 // keyboard shortcuts, and going to the login page when the session ends.
 // Loaded as a file: the Content-Security-Policy allows no inline script.
 (function () {
@@ -51,9 +51,22 @@
     if (document.visibilityState === "visible" && socket && !document.body.classList.contains("live")) socket.reconnect();
   });
 
+  // connection says in words whether the page is live, reconnecting or
+  // offline; the element is a live region, so a screen reader hears it change.
+  function connection(state) {
+    document.body.classList.toggle("live", state === "live");
+    var el = document.querySelector('[data-testid="connection"]');
+    if (!el) return;
+    el.setAttribute("data-state", state);
+    var w = el.querySelector(".conn-word");
+    if (w && w.textContent !== state) w.textContent = state;
+  }
+  window.addEventListener("offline", function () { connection("offline"); });
+  window.addEventListener("online", function () { if (!document.body.classList.contains("live")) connection("reconnecting"); });
+
   document.addEventListener("htmx:wsOpen", function (e) {
     socket = e.detail && e.detail.socketWrapper;
-    document.body.classList.add("live");
+    connection("live");
     reportVisibility();
   });
   // When the socket fails (1006) the session may be over (logout elsewhere, a
@@ -65,12 +78,12 @@
     checking = true;
     fetch("/v1/requests?limit=1", { credentials: "same-origin", headers: { Accept: "application/json" } })
       .then(function (r) { if (r.status === 401) window.location.assign("/login"); })
-      .catch(function () { /* the server is down: htmx retries */ })
+      .catch(function () { connection("offline"); /* the server is gone: htmx retries */ })
       .then(function () { checking = false; });
   }
 
   document.addEventListener("htmx:wsClose", function (e) {
-    document.body.classList.remove("live");
+    connection(navigator.onLine === false ? "offline" : "reconnecting");
     var code = e.detail && e.detail.event && e.detail.event.code;
     if (code === 1008) window.location.assign("/login");
     else if (code === 1006 && document.visibilityState === "visible") checkSession();
@@ -96,17 +109,27 @@
 
   function refresh() { syncTitle(); tick(); localTimes(); keys.resync(); }
 
-  // Keyboard shortcuts for the inbox: j/k move between cards, o or Enter opens
-  // one, a allows once, d denies, n adds a note, ? lists them. They never fire
-  // while the operator types in a field, or with a modifier held.
+  // Keyboard shortcuts: j/k move between cards, o or Enter opens one, a allows
+  // once, d denies, n adds a note, ? lists them. A key acts only on the card
+  // that holds the focus (the card itself or an element inside it): a key
+  // pressed anywhere else decides nothing. Allowing a high-risk request by key
+  // asks to confirm first. They never fire while the operator types in a
+  // field or holds a modifier, and the operator can turn them all off (the
+  // switch at the foot of the page, kept in this browser's localStorage).
   var keys = (function () {
+    var CARD = '#inbox-list [data-testid="card"]', STORE = "gatehouse.shortcuts";
     var selected = null, index = -1;
-    function cards() { return Array.prototype.slice.call(document.querySelectorAll('#inbox-list [data-testid="card"]')); }
+    function cards() { return Array.prototype.slice.call(document.querySelectorAll(CARD)); }
+    function cardOf(el) { return el && el.closest ? el.closest(CARD) : null; }
+    // focused is the only card a key may act on.
+    function focused() { return cardOf(document.activeElement); }
     function mark(el) {
       if (selected) selected.classList.remove("selected");
       selected = el;
-      index = el ? cards().indexOf(el) : -1;
-      if (el) el.classList.add("selected");
+      if (el) {
+        index = cards().indexOf(el);
+        el.classList.add("selected");
+      }
     }
     function select(el) {
       mark(el);
@@ -114,31 +137,47 @@
       el.focus({ preventScroll: true });
       el.scrollIntoView({ block: "nearest" });
     }
-    // Focus inside a card (a click on it, Tab to one of its buttons) selects it.
+    // Focus inside a card (a click on it, Tab to one of its buttons) selects
+    // it; focus anywhere else leaves no card selected.
     document.addEventListener("focusin", function (e) {
-      var c = e.target.closest && e.target.closest('#inbox-list [data-testid="card"]');
-      if (c && c !== selected) mark(c);
+      var c = cardOf(e.target);
+      if (c !== selected) mark(c);
     });
-    // current is the selected card, or the only card (a request's own page).
-    function current() {
-      if (selected && document.body.contains(selected)) return selected;
-      var list = cards();
-      return list.length === 1 ? list[0] : null;
-    }
+    document.addEventListener("focusout", function (e) {
+      // Focus given to nothing (a click on the background, another window)
+      // clears the selection once the focus has settled; a card removed
+      // meanwhile is resync's.
+      if (e.relatedTarget) return;
+      setTimeout(function () {
+        if (selected && document.body.contains(selected) && !selected.contains(document.activeElement)) mark(null);
+      }, 0);
+    });
     function move(by) {
-      var list = cards();
+      var list = cards(), from = focused();
       if (!list.length) return;
-      var i = selected && document.body.contains(selected) ? list.indexOf(selected) + by : (by > 0 ? 0 : list.length - 1);
+      var i = from ? list.indexOf(from) + by : index >= 0 ? Math.min(index, list.length - 1) : (by > 0 ? 0 : list.length - 1);
       select(list[Math.max(0, Math.min(list.length - 1, i))]);
     }
-    // resync keeps a selection when the socket redraws or removes its card:
-    // the redrawn card, else the one that took its place.
+    // resync keeps the focus on a card that a swap redraws or removes while
+    // it holds the focus: the redrawn card, else the one that took its
+    // place. Focus the operator moved elsewhere stays where it is.
+    var before = null, beforeIndex = -1; // the focused card when a swap began
+    function noteFocus() {
+      before = focused();
+      beforeIndex = before ? cards().indexOf(before) : -1;
+    }
+    document.addEventListener("htmx:wsBeforeMessage", noteFocus);
+    document.addEventListener("htmx:beforeSwap", noteFocus);
     function resync() {
-      if (!selected || document.body.contains(selected)) return;
-      var again = document.getElementById(selected.id), list = cards();
-      if (again) select(again);
-      else if (list.length) select(list[Math.min(index, list.length - 1)]);
-      else select(null);
+      var lost = before;
+      before = null;
+      if (selected && !document.body.contains(selected)) mark(null);
+      if (!lost || document.body.contains(lost)) return;
+      var a = document.activeElement;
+      if (a && a !== document.body && a !== document.documentElement) return;
+      var again = document.getElementById(lost.id), list = cards();
+      if (again && cardOf(again)) select(again);
+      else if (list.length) select(list[Math.min(beforeIndex, list.length - 1)]);
     }
     function allowOnce(card) {
       var b = card.querySelector('button[data-option="once"]');
@@ -149,15 +188,66 @@
     function typing(t) {
       return t && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName));
     }
+    function words(el) { return el ? el.textContent.replace(/\s+/g, " ").trim() : ""; }
+
+    // confirm asks before a key allows a high-risk request, naming what it
+    // allows; the allow is sent only if the card still shows the version the
+    // operator confirmed. Cancel has the focus, so a second stray key or
+    // Enter sends nothing.
+    var confirmBox = document.getElementById("confirm-key"), pending = null;
+    function decide(card, b) {
+      if (card.getAttribute("data-risk") !== "high" || b.getAttribute("data-effect") !== "allow") {
+        b.click();
+        return;
+      }
+      if (!confirmBox || !confirmBox.showModal) return; // no way to ask: do nothing
+      pending = { id: card.id, version: card.getAttribute("data-version"), option: b.getAttribute("data-option") };
+      confirmBox.querySelector('[data-testid="confirm-key-what"]').textContent = words(card.querySelector('[data-testid="card-title"]'));
+      var cmd = words(card.querySelector('[data-testid="card-command"]'));
+      confirmBox.querySelector('[data-testid="confirm-key-command"]').textContent = cmd;
+      confirmBox.querySelector('[data-testid="confirm-key-command"]').parentNode.hidden = !cmd;
+      confirmBox.querySelector('[data-testid="confirm-key-allow"]').textContent =
+        words(b.querySelector('[data-testid="option-label"]')) + " — " + words(b.querySelector('[data-testid="option-effect"]'));
+      confirmBox.returnValue = "";
+      confirmBox.showModal();
+    }
+    if (confirmBox) confirmBox.addEventListener("close", function () {
+      var p = pending;
+      pending = null;
+      if (!p || confirmBox.returnValue !== "allow") return;
+      var card = document.getElementById(p.id);
+      var b = card && card.getAttribute("data-version") === p.version && card.querySelector('button[data-testid="option"][data-option="' + CSS.escape(p.option) + '"]');
+      if (b && !b.disabled) {
+        b.click();
+        return;
+      }
+      var flash = document.getElementById("flash");
+      if (flash) flash.textContent = "The request changed or was decided before you confirmed: nothing was sent.";
+    });
+
+    // The switch: on unless this browser turned them off.
+    var toggle = document.getElementById("shortcuts-on"), on = true;
+    try { on = window.localStorage.getItem(STORE) !== "off"; } catch (e) { on = true; }
+    if (toggle) {
+      toggle.checked = on;
+      toggle.addEventListener("change", function () {
+        on = toggle.checked;
+        try { window.localStorage.setItem(STORE, on ? "on" : "off"); } catch (e) { /* kept for this page only */ }
+      });
+      var foot = document.getElementById("shortcuts-foot");
+      if (foot) foot.hidden = false;
+    }
+
     var help = document.getElementById("shortcuts"), noteOnKeyUp = null;
     document.addEventListener("keyup", function () {
       if (noteOnKeyUp) noteOnKeyUp.focus();
       noteOnKeyUp = null;
     });
     document.addEventListener("keydown", function (e) {
-      if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey || typing(e.target)) return;
-      if (help && help.open) return; // the dialog handles its own keys (Esc closes it)
-      var card = current(), b;
+      if (!on || e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey || typing(e.target)) return;
+      // An open dialog handles its own keys (Esc closes it).
+      if ((help && help.open) || (confirmBox && confirmBox.open)) return;
+      var card = focused(), b;
       switch (e.key) {
         case "j": move(1); break;
         case "k": move(-1); break;
@@ -166,21 +256,21 @@
           break;
         case "o":
         case "Enter":
-          // Enter on a button or link keeps its own meaning.
-          if (e.key === "Enter" && e.target !== card && e.target !== document.body) return;
+          // Enter on a button or link inside the card keeps its own meaning.
+          if (e.key === "Enter" && e.target !== card) return;
           b = card && card.querySelector('[data-testid="card-link"]');
           if (!b) return;
           window.location.assign(b.getAttribute("href"));
           break;
         case "a":
           b = card && allowOnce(card);
-          if (!b) return;
-          b.click();
+          if (!b || b.disabled) return;
+          decide(card, b);
           break;
         case "d":
           b = card && card.querySelector('button[data-testid="option"][data-effect="deny"]');
-          if (!b) return;
-          b.click();
+          if (!b || b.disabled) return;
+          decide(card, b);
           break;
         case "n":
           b = card && card.querySelector('textarea[name="note"]');

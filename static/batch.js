@@ -65,7 +65,10 @@
     }
     box.appendChild(what);
     var row = el("div", { "class": "options" });
-    var once = first.getAttribute("data-batch-once"), deny = first.getAttribute("data-batch-deny");
+    // Allow all only when the viewer may allow every card of the group; one
+    // they may only refuse (outside a policy's groups) leaves "deny all".
+    var once = cards.every(function (c) { return c.getAttribute("data-batch-once") === first.getAttribute("data-batch-once"); }) ? first.getAttribute("data-batch-once") : "";
+    var deny = first.getAttribute("data-batch-deny");
     if (once) row.appendChild(offer("allow", "Allow all " + n + " once", "each request once; saves nothing", function () { ask(box, cards, once, "allow"); }));
     if (deny) row.appendChild(offer("deny", "Deny all " + n, "each request is refused", function () { ask(box, cards, deny, "deny"); }));
     box.appendChild(row);

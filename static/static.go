@@ -3,10 +3,14 @@
 package static
 
 import (
+	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
 	"io/fs"
+	"path"
+	"sync"
 )
 
 //go:generate go run ./icons/gen.go -out icons
@@ -45,4 +49,51 @@ func Hashes() (map[string]string, error) {
 		return nil
 	})
 	return out, err
+}
+
+// gzipped holds each text asset gzipped at the best level, made once per
+// process: the assets never change while it runs, so no request pays for
+// compressing them. Files that gzip would not shrink by a tenth are left out.
+var gzipped = sync.OnceValues(func() (map[string][]byte, error) {
+	out := map[string][]byte{}
+	err := fs.WalkDir(files, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		switch path.Ext(p) {
+		case ".css", ".js", ".svg", ".webmanifest":
+		default:
+			return nil // PNGs are compressed already
+		}
+		raw, err := fs.ReadFile(files, p)
+		if err != nil {
+			return err
+		}
+		var buf bytes.Buffer
+		w, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+		if err != nil {
+			return err
+		}
+		if _, err := w.Write(raw); err != nil {
+			return err
+		}
+		if err := w.Close(); err != nil {
+			return err
+		}
+		if buf.Len() < len(raw)*9/10 {
+			out[p] = buf.Bytes()
+		}
+		return nil
+	})
+	return out, err
+})
+
+// Gzipped returns the asset name gzipped, when it has a gzipped form.
+func Gzipped(name string) ([]byte, bool) {
+	m, err := gzipped()
+	if err != nil {
+		return nil, false
+	}
+	b, ok := m[name]
+	return b, ok
 }

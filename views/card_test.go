@@ -245,6 +245,21 @@ func TestLayoutHeader(t *testing.T) {
 			t.Errorf("shortcut %q not listed", k)
 		}
 	}
+	t.Run("the shortcuts' switch and hint are in the footer landmark, the confirmation ready", func(t *testing.T) {
+		foot := doc.Find(`footer#shortcuts-foot`)
+		if foot.Find(`input#shortcuts-on[type="checkbox"]`).Length() != 1 || foot.Find(`label`).Length() != 1 {
+			t.Error("no labelled switch in the footer")
+		}
+		if doc.Find(`dialog#confirm-key [data-testid="confirm-key-cancel"][autofocus]`).Length() != 1 {
+			t.Error("the high-risk confirmation does not start on Cancel")
+		}
+	})
+	t.Run("the connection is a live region that starts by saying it connects", func(t *testing.T) {
+		c := doc.Find(`[data-testid="connection"]`)
+		if role, _ := c.Attr("role"); role != "status" || strings.TrimSpace(c.Text()) != "connecting" {
+			t.Errorf("connection: role %q, text %q", role, c.Text())
+		}
+	})
 	t.Run("logged out: no toggle, no help", func(t *testing.T) {
 		d := render(t, views.LoginPage(views.Login{}))
 		if d.Find(`[data-testid="push-toggle"]`).Length() != 0 || d.Find(`dialog#shortcuts`).Length() != 0 {

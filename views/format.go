@@ -222,3 +222,29 @@ func holdText(c Card) string {
 	}
 	return t
 }
+
+// openWords is what a screen reader hears after the open count's number.
+func openWords(n int64) string {
+	if n == 1 {
+		return " open request"
+	}
+	return " open requests"
+}
+
+// inboxHeading names the inbox by its filter, for the page's h1.
+func inboxHeading(f Filter) string {
+	h := "Open requests"
+	switch f.Status {
+	case "resolved":
+		h = "Resolved requests"
+	case "all":
+		h = "All requests"
+	}
+	if f.Kind != "" {
+		h += ", kind " + f.Kind
+	}
+	if f.Risk != "" {
+		h += ", " + f.Risk + " risk"
+	}
+	return h
+}

@@ -40,7 +40,7 @@ func SystemPage(s System) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<p><a href=\"/\" data-testid=\"back\">← Inbox</a></p><div class=\"system\" data-testid=\"system\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<p><a href=\"/\" data-testid=\"back\">← Inbox</a></p><h1 class=\"page-title\">System</h1><div class=\"system\" data-testid=\"system\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

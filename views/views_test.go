@@ -184,8 +184,15 @@ func TestInboxPage(t *testing.T) {
 		if got := doc.Find("title").Text(); got != "(2) Gatehouse" {
 			t.Errorf("title = %q", got)
 		}
-		if got := doc.Find(`[data-testid="open-count"]`).Text(); got != "2" {
+		// A screen reader hears the count in words; the number is what shows.
+		if got := doc.Find(`[data-testid="open-count"]`).Text(); got != "2 open requests" {
 			t.Errorf("count = %q", got)
+		}
+		if got := doc.Find(`[data-testid="open-count"] .sr-only`).Text(); got != " open requests" {
+			t.Errorf("count's words = %q", got)
+		}
+		if got := doc.Find("h1").Text(); got != "Open requests" {
+			t.Errorf("h1 = %q", got)
 		}
 		if doc.Find(`#inbox-list [data-testid="card"]`).Length() != 1 {
 			t.Error("card not in the list")
@@ -313,7 +320,7 @@ func TestFragments(t *testing.T) {
 	t.Run("count", func(t *testing.T) {
 		doc := render(t, views.OOBCount(7))
 		c := doc.Find(`#open-count`)
-		if v, _ := c.Attr("hx-swap-oob"); v != "true" || c.Text() != "7" {
+		if v, _ := c.Attr("hx-swap-oob"); v != "true" || c.Text() != "7 open requests" {
 			t.Errorf("count = %q oob %q", c.Text(), v)
 		}
 		if v, _ := c.Attr("data-count"); v != "7" {

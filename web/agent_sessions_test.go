@@ -164,11 +164,14 @@ func TestClaudeCodeHTTPHookSessionEvents(t *testing.T) {
 				t.Fatalf("%+v", list)
 			}
 		})
-		t.Run("a session event with no session id is refused", func(t *testing.T) {
-			hook(e.agent, map[string]any{"hook_event_name": "Stop"}, 400)
-		})
-		t.Run("a session event with a key twice is refused", func(t *testing.T) {
-			hook(e.agent, map[string]any{"hook_event_name": "Stop", "session_id": "k1", "SESSION_ID": "k2"}, 400)
+		t.Run("a session event with no session id or a key twice records nothing and answers no decision", func(t *testing.T) {
+			hook(e.agent, map[string]any{"hook_event_name": "Stop"}, 204)
+			hook(e.agent, map[string]any{"hook_event_name": "Stop", "session_id": "k1", "SESSION_ID": "k2"}, 204)
+			for _, v := range decodeAs[api.AgentSessions](t, e.do(t, oaCall{op: "listAgentSessions", method: "GET", path: "/v1/agent-sessions", token: e.agent, want: 200})).Sessions {
+				if v.ID == "" || v.ID == "k1" || v.ID == "k2" {
+					t.Fatalf("a refused event recorded %+v", v)
+				}
+			}
 		})
 	})
 }

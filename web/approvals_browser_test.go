@@ -81,6 +81,11 @@ func TestBrowserTwoPersonApproval(t *testing.T) {
 			t.Fatal("carol's buttons are enabled")
 		}
 		carol.waitText("reason", fmt.Sprintf(`#req-%s [data-testid="card-novote"]`, r.ID), "carol is not in [release]")
+		// A policy narrows who may approve, never who may refuse.
+		if carol.disabled(fmt.Sprintf(`#req-%s button[data-effect="deny"]`, r.ID)) {
+			t.Fatal("carol may not deny")
+		}
+		carol.waitText("she may deny", fmt.Sprintf(`#req-%s [data-testid="card-novote"]`, r.ID), "You may still deny")
 	})
 
 	t.Run("alice votes and bob sees 1 of 2 live", func(t *testing.T) {

@@ -3,9 +3,11 @@ package web_test
 import (
 	"context"
 	"fmt"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +17,8 @@ import (
 	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/client"
 	"github.com/gatehousehq/gatehouse/models"
+	"github.com/gatehousehq/gatehouse/models/store/storetest"
+	"github.com/gatehousehq/gatehouse/web"
 )
 
 // operatorZone is the zone the browser runs in, so the test sees the page
@@ -450,4 +454,181 @@ func shot(t *testing.T, b *tab, dir, name string) {
 		t.Fatal(err)
 	}
 	t.Logf("wrote %s", out)
+}
+
+// countKeys counts, from now until the page unloads, the keys the page
+// received and the forms it posted (a dialog's own form posts nothing): a key
+// that decides submits a form
+// while the key is handled, so "no submit" after the key event returns
+// means the key decided nothing.
+func (b *tab) countKeys() {
+	b.t.Helper()
+	value(b, "count keys and submits", chromedp.Evaluate[bool](`window.gatehouseKeys = 0; window.gatehouseSubmits = 0;
+		document.addEventListener("keydown", function () { window.gatehouseKeys++; }, true);
+		document.addEventListener("submit", function (e) { if (e.target.method !== "dialog") window.gatehouseSubmits++; }, true); true`))
+}
+
+// counted answers how many keys reached the page and how many forms it submitted.
+func (b *tab) counted() (keys, submits int) {
+	b.t.Helper()
+	got := value(b, "counts", chromedp.Evaluate[[2]int](`[window.gatehouseKeys, window.gatehouseSubmits]`))
+	return got[0], got[1]
+}
+
+// TestBrowserShortcutsNeedFocus: a key decides only the card that has the
+// focus; a key allowing a high-risk request asks first; the shortcuts can be
+// turned off, and stay off after a reload.
+func TestBrowserShortcutsNeedFocus(t *testing.T) {
+	needChromium(t)
+	e := startCards(t)
+	b := newBrowser(t, 1280, 800)
+	b.login(e.pageEnv)
+	force := hookRequest("git push --force origin main", "s-1", "/srv/app")
+	force.Risk = "high"
+	high := e.fileAs(e.agent, force)
+	other := e.fileAs(e.agent, hookRequest("make deploy", "s-2", "/srv/b"))
+	stillOpen := func(t *testing.T, ids ...string) {
+		t.Helper()
+		for _, id := range ids {
+			if got, err := e.agent.Get(context.Background(), id); err != nil || got.Status != "open" {
+				t.Fatalf("%s was decided by a key: %+v %v", id, got, err)
+			}
+		}
+	}
+
+	t.Run("on a request's page, a key with the focus on the back link decides nothing", func(t *testing.T) {
+		b.t = t
+		b.run("request page", chromedp.Navigate(e.url+"/requests/"+high.ID), chromedp.WaitVisible(option(high.ID, "once")),
+			chromedp.WaitReady(css(`body.live`)))
+		b.countKeys()
+		b.keys("a with nothing focused", "a")
+		b.run("focus the back link", chromedp.Focus(css(`[data-testid="back"]`)))
+		b.keys("a d o n", "adon")
+		if keys, submits := b.counted(); keys != 5 || submits != 0 {
+			t.Fatalf("%d keys reached the page, %d forms were submitted; want 5 and none", keys, submits)
+		}
+		if loc := value(b, "location", chromedp.Location()); loc != e.url+"/requests/"+high.ID {
+			t.Errorf("o with the focus outside the card went to %s", loc)
+		}
+		stillOpen(t, high.ID)
+	})
+
+	t.Run("in the inbox, a key after the focus left the card decides nothing", func(t *testing.T) {
+		b.t = t
+		b.run("inbox", chromedp.Navigate(e.url+"/"), chromedp.WaitVisible(card(other.ID)), chromedp.WaitReady(css(`body.live`)))
+		b.countKeys()
+		b.run("select a card", chromedp.Focus(card(other.ID)))
+		if got := selected(b); got != "req-"+other.ID {
+			t.Fatalf("selected %q", got)
+		}
+		b.run("focus the header", chromedp.Focus(css(`[data-testid="system-link"]`)))
+		if got := selected(b); got != "" {
+			t.Errorf("%q still drawn as selected with the focus in the header", got)
+		}
+		b.keys("d a", "da")
+		if keys, submits := b.counted(); keys != 2 || submits != 0 {
+			t.Fatalf("%d keys, %d submits; want 2 and none", keys, submits)
+		}
+		stillOpen(t, high.ID, other.ID)
+	})
+
+	t.Run("a key allowing a high-risk request asks first", func(t *testing.T) {
+		b.t = t
+		b.run("focus the high-risk card", chromedp.Focus(card(high.ID)))
+		b.keys("a", "a")
+		b.run("asked", chromedp.WaitVisible(css(`dialog#confirm-key[open]`)))
+		if got := textOf(b, `[data-testid="confirm-key-command"]`); got != "Bash git push --force origin main" {
+			t.Errorf("the confirmation names %q", got)
+		}
+		if got := value(b, "focus", chromedp.Evaluate[string](`document.activeElement.dataset.testid || ""`)); got != "confirm-key-cancel" {
+			t.Errorf("focus in the confirmation on %q, want Cancel", got)
+		}
+		b.keys("a again, then Enter", "a"+kb.Enter)
+		b.run("cancelled", chromedp.WaitNotPresent(css(`dialog#confirm-key[open]`)))
+		if _, submits := b.counted(); submits != 0 {
+			t.Fatalf("%d submits after cancelling", submits)
+		}
+		stillOpen(t, high.ID)
+		if got := value(b, "focus back", chromedp.Evaluate[string](`document.activeElement.id`)); got != "req-"+high.ID {
+			t.Errorf("focus after the confirmation on %q, want the card", got)
+		}
+		b.keys("a", "a")
+		b.run("confirm", chromedp.WaitVisible(css(`dialog#confirm-key[open]`)), chromedp.Click(css(`[data-testid="confirm-key-allow"]`)))
+		got, err := e.agent.Wait(context.Background(), high.ID, 10*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Decision == nil || *got.Decision != "once" {
+			t.Fatalf("decision %v, want once", deref(got.Decision))
+		}
+	})
+
+	t.Run("the shortcuts can be turned off, and stay off", func(t *testing.T) {
+		b.t = t
+		b.run("turn them off", chromedp.WaitVisible(css(`[data-testid="shortcuts-toggle"]`)), chromedp.Click(css(`[data-testid="shortcuts-toggle"]`)))
+		b.run("reload", chromedp.Reload(), chromedp.WaitVisible(card(other.ID)), chromedp.WaitReady(css(`body.live`)))
+		if on := value(b, "switch", chromedp.Evaluate[bool](`document.getElementById("shortcuts-on").checked`)); on {
+			t.Fatal("the switch is on again after a reload")
+		}
+		b.countKeys()
+		b.run("focus a card", chromedp.Focus(card(other.ID)))
+		b.keys("d j ?", "dj?")
+		if keys, submits := b.counted(); keys != 3 || submits != 0 {
+			t.Fatalf("%d keys, %d submits; want 3 and none", keys, submits)
+		}
+		if n := value(b, "dialogs", chromedp.Evaluate[int](`document.querySelectorAll("dialog[open]").length`)); n != 0 {
+			t.Errorf("? opened a dialog with the shortcuts off")
+		}
+		stillOpen(t, other.ID)
+		b.run("turn them on", chromedp.Click(css(`[data-testid="shortcuts-toggle"]`)), chromedp.Focus(card(other.ID)))
+		b.keys("d", "d")
+		got, err := e.agent.Wait(context.Background(), other.ID, 10*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Decision == nil || *got.Decision != "deny" {
+			t.Fatalf("decision %v, want deny", deref(got.Decision))
+		}
+	})
+
+	b.t = t
+	b.flush()
+	if errs := b.consoleErrors(); len(errs) > 0 {
+		t.Errorf("console errors: %v", errs)
+	}
+}
+
+// TestBrowserConnection: when the server goes away the page says so in words
+// ("reconnecting", then "offline" once nothing answers), in a live region,
+// and on a phone the word shows without breaking the header's one line.
+func TestBrowserConnection(t *testing.T) {
+	needChromium(t)
+	st, changes := storetest.Store(t, "sqlite")
+	ts := httptest.NewUnstartedServer(nil)
+	srv, err := web.New(web.Config{BaseURL: "http://" + ts.Listener.Addr().String()}, web.Deps{Store: st, Watcher: changes, Changes: changes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts.Config.Handler = srv.Handler()
+	ts.Start()
+	var once sync.Once
+	stop := func() { once.Do(func() { srv.Close(); ts.Close() }) }
+	t.Cleanup(stop)
+	e := newPageEnv(t, st, changes, srv, ts.URL)
+	b := newBrowser(t, 390, 844)
+	b.login(e)
+	conn := `[data-testid="connection"]`
+	b.run("live", chromedp.WaitVisible(css(conn+`[data-state="live"]`)))
+	if role := value(b, "role", chromedp.Evaluate[string](`document.querySelector('`+conn+`').getAttribute("role")`)); role != "status" {
+		t.Errorf("the connection's role is %q, want status (a live region)", role)
+	}
+	stop()
+	b.run("offline", chromedp.WaitVisible(css(conn+`[data-state="offline"]`)))
+	got := value(b, "header", chromedp.Evaluate[map[string]any](`(function () {
+		var h = document.querySelector("header.top"), w = document.querySelector(".conn-word");
+		return {word: w.textContent, width: w.getBoundingClientRect().width, overflow: h.scrollWidth - h.clientWidth};
+	})()`))
+	if got["word"] != "offline" || got["width"].(float64) < 20 || got["overflow"].(float64) > 0 {
+		t.Errorf("on a phone the header shows %v", got)
+	}
 }

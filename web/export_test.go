@@ -4,6 +4,7 @@ import (
 	"reflect"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/labstack/echo/v4"
 )
 
 // Portable rewrites an inferred schema as /mcp serves it (tests).
@@ -18,3 +19,14 @@ func MCPInputSchema(tool string) *jsonschema.Schema {
 	}
 	return s
 }
+
+// AddHookRoute registers h as a hook route with Claude Code's format (tests
+// of the fallback).
+func AddHookRoute(s *Server, path string, h echo.HandlerFunc) { s.hookRoute(path, claudeCodeHook, h) }
+
+// CheckHookRoutes is New's check that every route under /v1/hooks/ came
+// through hookRoute (tests).
+func CheckHookRoutes(s *Server) error { return s.checkHookRoutes() }
+
+// ErrorStatus is the one table from error code to HTTP status (tests).
+var ErrorStatus = statusOf

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"strconv"
 	"time"
@@ -37,7 +36,8 @@ const hookWithdrawTimeout = 5 * time.Second
 // hook input, and the answer is what `gatehouse hook claude-code` prints, with
 // the same filing, key, rules and fallbacks, and no process per tool call.
 // Every path without a decision on exactly what was filed answers the fallback
-// (PreToolUse "ask", or 204 for PermissionRequest), never an allow.
+// (PreToolUse "ask", or 204 for PermissionRequest), never an allow; an error
+// it returns is answered so by hookFallback, which also read the body.
 func (s *Server) answerClaudeCodeHook(c echo.Context) error {
 	if done, err := s.claudeCodeSessionHook(c); done {
 		return err
@@ -76,27 +76,6 @@ func (s *Server) answerClaudeCodeHook(c echo.Context) error {
 	return writeHookAnswer(c, in.Answer(apiOf(w.r)))
 }
 
-// refusedHookAsks answers a refused token (401, 403) at the Claude Code hook
-// with the hook's fallback: Claude Code takes an error status as a
-// non-blocking failure and goes on with its own settings, which may allow the
-// call (seen with the real CLI: a PreToolUse hook answered 401 let an
-// allow-listed command run); "ask" never allows. A body that is not a hook's
-// input keeps the refusal.
-func refusedHookAsks(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		err := next(c)
-		code := models.ErrorCode(err)
-		if err == nil || (code != models.ECodeUnauthenticated && code != models.ECodeForbidden) {
-			return err
-		}
-		in, perr := readClaudeCodeHook(c)
-		if perr != nil {
-			return err
-		}
-		return writeHookAnswer(c, in.Fallback("Gatehouse refused this hook's token ("+code+"); asking here instead"))
-	}
-}
-
 // parseHookTimeout reads ?timeout=S (HookMinWait..HookMaxWait, default
 // HookDefaultWait).
 func parseHookTimeout(c echo.Context) (time.Duration, error) {
@@ -118,12 +97,8 @@ func parseHookTimeout(c echo.Context) (time.Duration, error) {
 // invalid UTF-8, a key twice under any case folding, trailing data.
 func readClaudeCodeHook(c echo.Context) (*client.ClaudeCodeHookInput, error) {
 	body, err := io.ReadAll(c.Request().Body)
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		return nil, invalid("the body did not arrive in time")
-	}
 	if err != nil {
-		return nil, err // the body limit's 413
+		return nil, err
 	}
 	switch {
 	case len(bytes.TrimSpace(body)) == 0:

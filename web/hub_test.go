@@ -86,7 +86,7 @@ func oob(doc *goquery.Document, sel string) string {
 	return doc.Find(sel).AttrOr("hx-swap-oob", "")
 }
 
-func count(doc *goquery.Document) string { return doc.Find("#open-count").Text() }
+func count(doc *goquery.Document) string { return doc.Find("#open-count").AttrOr("data-count", "") }
 
 func TestHubAdmits(t *testing.T) {
 	e := startPage(t, "sqlite")

@@ -20,7 +20,7 @@ func oaBatch(t *testing.T, e *oaEnv) {
 	}}
 	e.do(t, oaCall{op: "decideBatch", method: "POST", path: "/v1/decisions", token: e.agent, body: body, want: 403})
 	e.do(t, oaCall{op: "decideBatch", method: "POST", path: "/v1/decisions", body: body, want: 401, badRequest: true})
-	e.do(t, oaCall{op: "decideBatch", method: "POST", path: "/v1/decisions", token: e.op, body: map[string]any{"decisions": []any{}}, want: 400})
+	e.do(t, oaCall{op: "decideBatch", method: "POST", path: "/v1/decisions", token: e.op, body: map[string]any{"decisions": []any{}}, want: 400, badRequest: true})
 	e.do(t, oaCall{op: "decideBatch", method: "POST", path: "/v1/decisions", token: e.op, body: map[string]any{"decisions": []any{map[string]any{"id": a.ID, "decision": "once"}}}, want: 400, badRequest: true})
 	e.do(t, oaCall{op: "decideBatch", method: "POST", path: "/v1/decisions", token: e.op, body: map[string]any{"decisions": []any{map[string]any{"id": a.ID, "version": 1, "decision": "once", "note": strings.Repeat("x", 20000)}}}, want: 413})
 	e.do(t, oaCall{op: "decideBatch", method: "POST", path: "/v1/decisions", token: e.op, body: body, want: 200})

@@ -36,9 +36,15 @@ type oaEnv struct {
 }
 
 func newOAEnv(t *testing.T, dialect string) *oaEnv {
+	return newOAEnvWith(t, dialect, web.Config{})
+}
+
+// newOAEnvWith is newOAEnv with cfg's filing allowance.
+func newOAEnvWith(t *testing.T, dialect string, cfg web.Config) *oaEnv {
 	t.Helper()
 	start := make(chan struct{}, 16)
 	e := &oaEnv{Env: webtest.New(t, dialect, web.Config{MaxWaitersPerCaller: 1, BodyLimit: "16K",
+		FilingRate: cfg.FilingRate, FilingBurst: cfg.FilingBurst,
 		OnWaitStart: func() { start <- struct{}{} }}),
 		called: map[string]bool{}, skips: map[string]string{}, start: start}
 	e.op = e.Token(models.RoleOperator, "op")
@@ -225,6 +231,7 @@ func TestOpenAPIMatchesEveryRoute(t *testing.T) {
 		t.Run("remembered", func(t *testing.T) { oaRemembered(t, e) })
 		t.Run("hooks", func(t *testing.T) { oaHooks(t, e) })
 		t.Run("agent sessions", func(t *testing.T) { oaAgentSessions(t, e) })
+		t.Run("limits and outages", func(t *testing.T) { oaLimits(t, dialect) })
 		t.Run("every operation is called", func(t *testing.T) {
 			var skipped []string
 			for key, op := range e.ops {
@@ -261,13 +268,12 @@ func oaHooks(t *testing.T, e *oaEnv) {
 	path := "/v1/hooks/claude-code?timeout=1"
 	e.do(t, oaCall{op: "answerClaudeCodeHook", method: "POST", path: path, token: e.agent, body: in("PreToolUse"), want: 200})
 	e.do(t, oaCall{op: "answerClaudeCodeHook", method: "POST", path: path, token: e.agent, body: in("PermissionRequest"), want: 204})
+	// Nothing but a decision or no decision, with a 2xx: another event, a
+	// refused token, a body that is not a hook's input.
 	e.do(t, oaCall{op: "answerClaudeCodeHook", method: "POST", path: path, token: e.agent, body: in("Stop"), want: 204})
-	e.do(t, oaCall{op: "answerClaudeCodeHook", method: "POST", path: path, token: e.agent, body: in("PreCompact"), want: 400})
-	// A refused token with a hook's input is answered "ask" (200); with any
-	// other body the refusal stands.
 	e.do(t, oaCall{op: "answerClaudeCodeHook", method: "POST", path: path, token: "gh_unknown", body: in("PreToolUse"), want: 200})
-	e.do(t, oaCall{op: "answerClaudeCodeHook", method: "POST", path: path, token: e.op, body: `{"hook_event_name":"Stop"}`, want: 403})
-	e.do(t, oaCall{op: "answerClaudeCodeHook", method: "POST", path: path, body: `{"hook_event_name":"Stop"}`, want: 401, badRequest: true})
+	e.do(t, oaCall{op: "answerClaudeCodeHook", method: "POST", path: path, token: e.op, body: `{"hook_event_name":"Stop"}`, want: 204})
+	e.do(t, oaCall{op: "answerClaudeCodeHook", method: "POST", path: path, body: `{"hook_event_name":`, want: 200, badRequest: true})
 	for len(e.start) > 0 { // the waits above
 		<-e.start
 	}
@@ -297,7 +303,7 @@ func oaTokens(t *testing.T, e *oaEnv) {
 		ID string `json:"id"`
 	}](t, e.do(t, oaCall{op: "createToken", method: "POST", path: "/v1/tokens", token: e.op, body: map[string]any{"role": "agent", "name": "oa-bot", "for": "op"}, want: 201}))
 	e.do(t, oaCall{op: "createToken", method: "POST", path: "/v1/tokens", token: e.op, body: map[string]any{"role": "agent", "name": "oa-bot"}, want: 409})
-	e.do(t, oaCall{op: "createToken", method: "POST", path: "/v1/tokens", token: e.op, body: map[string]any{"role": "root", "name": "x"}, want: 400})
+	e.do(t, oaCall{op: "createToken", method: "POST", path: "/v1/tokens", token: e.op, body: map[string]any{"role": "root", "name": "x"}, want: 400, badRequest: true})
 	e.do(t, oaCall{op: "createToken", method: "POST", path: "/v1/tokens", token: e.op, body: map[string]any{"role": "agent", "name": "x", "secret": "y"}, want: 400, badRequest: true})
 	e.do(t, oaCall{op: "createToken", method: "POST", path: "/v1/tokens", token: e.op, body: map[string]any{"role": "agent", "name": strings.Repeat("x", 20000)}, want: 413})
 	e.do(t, oaCall{op: "createToken", method: "POST", path: "/v1/tokens", token: e.agent, body: map[string]any{"role": "operator", "name": "m"}, want: 403})
@@ -330,10 +336,14 @@ func oaRequests(t *testing.T, e *oaEnv) {
 		e.do(t, oaCall{op: "fileRequest", method: "POST", path: "/v1/requests", token: e.agent, header: key, body: body, want: 201})
 		e.do(t, oaCall{op: "fileRequest", method: "POST", path: "/v1/requests", token: e.agent, header: key, body: body, want: 200})
 		e.do(t, oaCall{op: "fileRequest", method: "POST", path: "/v1/requests", token: e.agent, body: map[string]any{"title": "x", "bogus": 1}, want: 400, badRequest: true})
-		e.do(t, oaCall{op: "fileRequest", method: "POST", path: "/v1/requests", token: e.agent, body: map[string]any{"title": ""}, want: 400})
-		e.do(t, oaCall{op: "fileRequest", method: "POST", path: "/v1/requests", body: map[string]any{"title": "x"}, want: 401, badRequest: true})
-		e.do(t, oaCall{op: "fileRequest", method: "POST", path: "/v1/requests", token: e.op, body: map[string]any{"title": "x"}, want: 403})
-		e.do(t, oaCall{op: "fileRequest", method: "POST", path: "/v1/requests", token: e.agent, body: map[string]any{"title": "big", "detail": strings.Repeat("x", 20<<10)}, want: 413})
+		e.do(t, oaCall{op: "fileRequest", method: "POST", path: "/v1/requests", token: e.agent, body: map[string]any{"title": "", "options": webtest.AllowDeny}, want: 400, badRequest: true})
+		// Options are required but for the kinds that need none: the document says so too.
+		e.do(t, oaCall{op: "fileRequest", method: "POST", path: "/v1/requests", token: e.agent, body: map[string]any{"title": "No options"}, want: 400, badRequest: true})
+		e.do(t, oaCall{op: "fileRequest", method: "POST", path: "/v1/requests", token: e.agent, body: map[string]any{"title": "A misspelt kind", "kind": "aproval", "options": webtest.AllowDeny}, want: 400, badRequest: true})
+		e.do(t, oaCall{op: "fileRequest", method: "POST", path: "/v1/requests", token: e.agent, body: map[string]any{"title": "Free answer", "kind": "question", "allow_answer": true}, want: 201})
+		e.do(t, oaCall{op: "fileRequest", method: "POST", path: "/v1/requests", body: map[string]any{"title": "x", "options": webtest.AllowDeny}, want: 401, badRequest: true})
+		e.do(t, oaCall{op: "fileRequest", method: "POST", path: "/v1/requests", token: e.op, body: map[string]any{"title": "x", "options": webtest.AllowDeny}, want: 403})
+		e.do(t, oaCall{op: "fileRequest", method: "POST", path: "/v1/requests", token: e.agent, body: map[string]any{"title": "big", "options": webtest.AllowDeny, "detail": strings.Repeat("x", 20<<10)}, want: 413})
 	})
 	t.Run("read", func(t *testing.T) {
 		e.do(t, oaCall{op: "listRequests", method: "GET", path: "/v1/requests?status=open&limit=5", token: e.agent, want: 200})
@@ -585,4 +595,27 @@ func oaRemembered(t *testing.T, e *oaEnv) {
 	e.do(t, oaCall{op: "revokeRemembered", method: "DELETE", path: "/v1/remembered/" + got.Remembered.ID, token: e.op, want: 200})
 	e.do(t, oaCall{op: "revokeRemembered", method: "DELETE", path: "/v1/remembered/" + got.Remembered.ID, token: e.op, want: 200})
 	e.do(t, oaCall{op: "revokeRemembered", method: "DELETE", path: "/v1/remembered/rem_nope", token: e.op, want: 404})
+}
+
+// oaLimits validates the answers of a caller over its filing allowance (429
+// filing_too_fast with Retry-After) and of a server whose database is gone
+// (/healthz 503 unavailable with Retry-After), on a server of their own.
+func oaLimits(t *testing.T, dialect string) {
+	e := newOAEnvWith(t, dialect, web.Config{FilingRate: 0.001, FilingBurst: 1})
+	body := map[string]any{"title": "Once", "options": webtest.AllowDeny}
+	e.do(t, oaCall{op: "fileRequest", method: "POST", path: "/v1/requests", token: e.agent, body: body, want: 201})
+	got := decodeAs[struct {
+		Error string `json:"error"`
+	}](t, e.do(t, oaCall{op: "fileRequest", method: "POST", path: "/v1/requests", token: e.agent, body: body, want: 429}))
+	if got.Error != "filing_too_fast" {
+		t.Fatalf("the second filing: %q, want filing_too_fast", got.Error)
+	}
+	sqlDB, err := e.Store.DB.DB()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sqlDB.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e.do(t, oaCall{op: "healthz", method: "GET", path: "/healthz", want: 503})
 }

@@ -16,12 +16,16 @@ import (
 // (models.Request.BatchDigest), so one "allow all" covers only requests that
 // ask for the same action, whoever asks and from whichever session. Two
 // writes to the same file with different details are two groups. A pending
-// grant names one exact HTTP request and is never grouped.
+// grant names one exact HTTP request and is never grouped. A viewer who may
+// not vote for an allow (outside the policy's groups, the person the filer
+// acts for, one who voted) may still refuse: the card joins the group's
+// "deny all" alone.
 func batchCard(c *views.Card, r *models.Request) {
-	if !r.Open() || c.NoVote != "" || r.PendingID != nil {
+	if !r.Open() || r.PendingID != nil {
 		return
 	}
 	once, hasOnce := models.OnceOption(r.Options)
+	hasOnce = hasOnce && c.NoVote == ""
 	deny, hasDeny := models.DenyOption(r.Options)
 	if !hasOnce && !hasDeny {
 		return

@@ -5,6 +5,7 @@ import (
 	"mime"
 	"net/http"
 	"path"
+	"strconv"
 	"strings"
 
 	"github.com/gatehousehq/gatehouse/static"
@@ -32,7 +33,17 @@ func (s *Server) sendAsset(c echo.Context, name string) error {
 		return err
 	}
 	h := c.Response().Header()
+	// A text asset goes gzipped (made once, at startup) to a browser that
+	// takes gzip; each form has its own ETag, and caches keep them apart.
+	gz, compressible := static.Gzipped(name)
 	etag := `"` + hash + `"`
+	if compressible {
+		h.Add(echo.HeaderVary, echo.HeaderAcceptEncoding)
+		if acceptsGzip(c.Request().Header.Get(echo.HeaderAcceptEncoding)) {
+			b, etag = gz, `"`+hash+`-gzip"`
+			h.Set(echo.HeaderContentEncoding, "gzip")
+		}
+	}
 	h.Set("ETag", etag)
 	switch {
 	case name == "sw.js":
@@ -44,6 +55,7 @@ func (s *Server) sendAsset(c echo.Context, name string) error {
 		h.Set("Cache-Control", "no-cache")
 	}
 	if c.Request().Header.Get("If-None-Match") == etag {
+		h.Del(echo.HeaderContentEncoding)
 		return c.NoContent(http.StatusNotModified)
 	}
 	ct := mime.TypeByExtension(path.Ext(name))
@@ -57,4 +69,24 @@ func (s *Server) sendAsset(c echo.Context, name string) error {
 		ct = "application/octet-stream"
 	}
 	return c.Blob(http.StatusOK, ct, b)
+}
+
+// acceptsGzip reads Accept-Encoding: gzip is taken unless absent or refused
+// with q=0.
+func acceptsGzip(accept string) bool {
+	for _, part := range strings.Split(accept, ",") {
+		coding, params, _ := strings.Cut(part, ";")
+		if !strings.EqualFold(strings.TrimSpace(coding), "gzip") {
+			continue
+		}
+		for _, p := range strings.Split(params, ";") {
+			k, v, _ := strings.Cut(strings.TrimSpace(p), "=")
+			if strings.EqualFold(k, "q") {
+				q, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+				return err == nil && q > 0
+			}
+		}
+		return true
+	}
+	return false
 }

@@ -19,8 +19,9 @@ func (s *Server) routes() {
 	runtime := requireRoles(models.RoleRuntime)
 
 	v1 := e.Group("/v1", s.authenticate)
-	// Outside the group: a refused token is answered as the hook's fallback.
-	e.POST("/v1/hooks/claude-code", s.answerClaudeCodeHook, refusedHookAsks, s.authenticate, filers)
+	// Hook routes only through hookRoute: whatever is not a decision is
+	// answered as the hook's own "no decision" with a 2xx.
+	s.hookRoute("/v1/hooks/claude-code", claudeCodeHook, s.answerClaudeCodeHook, s.authenticate, filers)
 	v1.POST("/requests", s.fileRequest, filers)
 	v1.GET("/requests", s.listRequests, anyone)
 	v1.GET("/requests/:id", s.getRequest, anyone)
@@ -71,18 +72,21 @@ func (s *Server) routes() {
 	e.GET("/metrics", s.metrics.serve, s.authenticate, operator)
 	e.Any("/mcp", s.serveMCP, s.authenticate, filers)
 
-	e.GET("/login", s.loginLink, s.authenticate, s.limitLogins)
+	// The page's HTML goes gzipped; the API, long-polls, MCP, the hook route
+	// and the websocket never pass through gzip (a wait must not be buffered).
+	gz := compressPages()
+	e.GET("/login", s.loginLink, gz, s.authenticate, s.limitLogins)
 	// No session check on POST: logging in replaces any session, so it needs no CSRF token.
-	e.POST("/login", s.loginToken, s.limitLogins)
+	e.POST("/login", s.loginToken, gz, s.limitLogins)
 	e.POST("/logout", s.logout, s.authenticate)
 
-	// The operator's page: static assets, the inbox, a request, the system
-	// page, the form posts and the live websocket.
+	// The operator's page: static assets (gzipped ahead, sendAsset), the
+	// inbox, a request, the system page, the form posts and the live websocket.
 	e.Use(s.securityHeaders)
 	e.GET("/static/*", s.serveStatic)
 	e.HEAD("/static/*", s.serveStatic)
 	e.GET("/sw.js", s.serveServiceWorker)
-	page := []echo.MiddlewareFunc{s.pageErrors, s.authenticate, s.requirePageOperator}
+	page := []echo.MiddlewareFunc{gz, s.pageErrors, s.authenticate, s.requirePageOperator}
 	e.GET("/", s.showInbox, page...)
 	e.GET("/requests/:id", s.showRequest, page...)
 	e.GET("/system", s.showSystem, page...)

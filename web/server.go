@@ -133,20 +133,22 @@ type Deps struct {
 
 // Server is the HTTP server.
 type Server struct {
-	cfg      Config
-	echo     *echo.Echo
-	store    Store
-	watcher  Watcher
-	db       *gorm.DB
-	runtimes RuntimeStore
-	changes  store.Subscriber
-	metrics  *metrics
-	waiters  *waiterCaps
-	filing   *filingLimits
-	baseURL  *url.URL
-	rules    RulesInForce
-	devices  DeviceStore
-	mcp      http.Handler // /mcp, the MCP streamable HTTP handler
+	cfg       Config
+	echo      *echo.Echo
+	store     Store
+	watcher   Watcher
+	db        *gorm.DB
+	runtimes  RuntimeStore
+	changes   store.Subscriber
+	metrics   *metrics
+	waiters   *waiterCaps
+	filing    *filingLimits
+	hooks     map[string]hookFormat // the hook routes (hookRoute)
+	bodyLimit int64                 // BodyLimit in bytes
+	baseURL   *url.URL
+	rules     RulesInForce
+	devices   DeviceStore
+	mcp       http.Handler // /mcp, the MCP streamable HTTP handler
 
 	reads  *freshReads // coalesced re-reads for waiters
 	parked parker      // parked request waits
@@ -190,12 +192,16 @@ func New(cfg Config, d Deps) (*Server, error) {
 	if err != nil || base.Host == "" {
 		return nil, models.Errorf(models.ECodeInvalid, "base URL %q is not an absolute URL", cfg.BaseURL)
 	}
+	limit, err := parseBodyLimit(cfg.BodyLimit)
+	if err != nil {
+		return nil, err
+	}
 	s := &Server{
 		cfg: cfg, store: d.Store, watcher: d.Watcher, db: d.DB, rules: d.Rules, devices: d.Devices,
 		runtimes: d.Runtimes, changes: d.Changes, grants: d.Grants, audit: d.Audit, chat: d.Chat,
 		waiters: newWaiterCaps(cfg.MaxWaiters, cfg.MaxWaitersPerCaller),
 		filing:  newFilingLimits(cfg.FilingRate, cfg.FilingBurst, cfg.RuntimeFilingRate, cfg.RuntimeFilingBurst),
-		baseURL: base, closing: make(chan struct{}),
+		baseURL: base, closing: make(chan struct{}), hooks: map[string]hookFormat{}, bodyLimit: limit,
 	}
 	s.reads = newFreshReads(d.Store.GetRequest)
 	s.parked = park.New(park.Config{
@@ -208,6 +214,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
 	e.IPExtractor = clientIPExtractor(cfg.TrustedProxies)
+	e.Pre(s.hookFallback) // around everything below, the error handler's statuses included
 	e.Use(middleware.Recover())
 	e.Use(middleware.BodyLimit(cfg.BodyLimit))
 	s.echo = e
@@ -219,6 +226,9 @@ func New(cfg Config, d Deps) (*Server, error) {
 		return nil, err
 	}
 	s.routes()
+	if err := s.checkHookRoutes(); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 

@@ -47,19 +47,29 @@ type query struct {
 // answer is one documented status. body is a value of the answer's type, or
 // a slice of such values when the answer is any one of them.
 type answer struct {
-	status int
-	body   any
-	desc   string
+	status  int
+	body    any
+	desc    string
+	example any
 }
+
+type header struct{ name, desc string }
 
 type operation struct {
 	method, id, summary string
+	desc                string // more than the summary says, when there is more
 	path                route
 	roles               []string // nil: anyone, no token needed
+	optionalAuth        bool     // anyone, but a token sent must be valid
 	query               []query
-	headers             []string
+	headers             []header
 	body                any // a value of the body's type, nil for none
+	example             any // of the body
 	responses           []answer
+	// hook: a hook route answers every outcome that is not a decision with
+	// the hook's own "no decision" and a 2xx (an agent's CLI reads any other
+	// status as "go on"), so it declares no error status at all.
+	hook bool
 }
 
 func seconds(name, desc string, lo, hi int) query {
@@ -68,6 +78,14 @@ func seconds(name, desc string, lo, hi int) query {
 
 func text(name, desc string) query {
 	return query{name, desc, map[string]any{"type": "string"}}
+}
+
+// enumQuery is a query parameter taking one of a shared enum, or extra.
+func enumQuery(name, desc, enum string, extra ...string) query {
+	if len(extra) == 0 {
+		return query{name, desc, ref(enum)}
+	}
+	return query{name, desc, map[string]any{"anyOf": []any{ref(enum), map[string]any{"type": "string", "enum": extra}}}}
 }
 
 // errs are error answers, each with the one error shape.
@@ -93,6 +111,8 @@ func operations() []operation {
 		rec     = []answer{{status: http.StatusOK, body: api.Request{}}}
 		wait    = seconds("timeout", "how long to wait, in seconds (default 60)", 1, 300)
 		decided = answers([]answer{{status: http.StatusOK, body: api.Decided{}}}, 400, 401, 403, 404, 409, 410, 413, 422)
+		// decidedExample is decided with an example of the answer.
+		decidedExample = answers([]answer{{status: http.StatusOK, body: api.Decided{}, example: exampleDecided()}}, 400, 401, 403, 404, 409, 410, 413, 422)
 		// The chain's seq fits in 62 bits (web refuses more).
 		auditAfter = query{"after", "the seq to start after (0: from the first entry)", map[string]any{"type": "integer", "minimum": 0, "maximum": int64(1) << 62}}
 		auditLimit = seconds("limit", "at most this many entries (default 100)", 1, 1000)
@@ -105,10 +125,18 @@ func operations() []operation {
 			responses: []answer{{status: 200, body: document{}}}},
 
 		{method: "post", path: "/v1/requests", id: "fileRequest", summary: "File a request for the operator",
-			roles: filers, headers: []string{"Idempotency-Key"}, body: api.NewRequest{},
-			responses: answers([]answer{{status: 201, body: api.Request{}, desc: "Filed"}, {status: 200, body: api.Request{}, desc: "An Idempotency-Key repeat: the record it filed"}}, 400, 401, 403, 409, 413)},
+			roles: filers, body: api.NewRequest{}, example: exampleFiling(),
+			desc: "Files a request and answers the record at once; GET /v1/requests/{id}/wait waits for the decision. " +
+				"Each token may file at a rate (429 filing_too_fast with Retry-After beyond it). A rule may decide it at filing: " +
+				"the answer is then already resolved.",
+			headers: []header{{"Idempotency-Key", "Names this filing: a retry with the same key and body answers the record it filed (200); " +
+				"the same key with another body is 409 idempotency_key_reused."}},
+			responses: answers([]answer{{status: 201, body: api.Request{}, desc: "Filed", example: exampleRequest()},
+				{status: 200, body: api.Request{}, desc: "An Idempotency-Key repeat: the record it filed"}}, 400, 401, 403, 409, 413, 429)},
 		{method: "get", path: "/v1/requests", id: "listRequests", summary: "List requests, newest first (callers other than operators see their own)",
-			roles: all, query: []query{text("status", "open, resolved, expired, dismissed, cancelled or all"), text("kind", ""), text("risk", ""), text("cursor", "next_cursor of the previous page"),
+			roles: all, query: []query{enumQuery("status", "Only requests with this status, or all (default: open)", "Status", "all"),
+				enumQuery("kind", "Only requests of this kind", "Kind"), enumQuery("risk", "Only requests of this risk", "Risk"),
+				text("cursor", "next_cursor of the previous page"),
 				{"limit", "page size", map[string]any{"type": "integer", "minimum": 1, "maximum": 200}}},
 			responses: answers([]answer{{status: 200, body: api.List{}}}, 400, 401, 403)},
 		{method: "get", path: "/v1/requests/:id", id: "getRequest", summary: "One request",
@@ -118,9 +146,16 @@ func operations() []operation {
 		{method: "post", path: "/v1/requests/:id/cancel", id: "cancelRequest", summary: "Withdraw an open request the caller filed, optionally saying why (the record's note)",
 			roles: filers, body: api.Cancel{}, responses: answers(rec, 400, 401, 403, 404, 409)},
 		{method: "get", path: "/v1/requests/:id/wait", id: "waitRequest", summary: "Long-poll: at once if not open, else when it changes, else after timeout with timed_out true",
-			roles: all, query: []query{wait}, responses: answers([]answer{{status: 200, body: api.Wait{}}}, 400, 401, 403, 404, 429)},
+			roles: all, query: []query{wait},
+			desc: "Answers at once when the request is no longer open; otherwise holds the call until it changes or the timeout passes. " +
+				"Each caller may hold a few waits at once (429 too_many_waiters beyond them).",
+			responses: answers([]answer{{status: 200, body: api.Wait{}}}, 400, 401, 403, 404, 429)},
 		{method: "post", path: "/v1/requests/:id/decide", id: "decideRequest", summary: "Decide on the version seen; 409 answers the current record",
-			roles: op, body: api.Decide{}, responses: decided},
+			roles: op, body: api.Decide{}, example: exampleDecide(),
+			desc: "Takes an offered option on the version the operator saw. A stale version is 409 version_conflict with the current record; " +
+				"an expired request is 410; an option not offered is 422. Under an approval policy the decide is a vote, and the record stays " +
+				"open until enough votes agree.",
+			responses: decidedExample},
 		{method: "post", path: "/v1/requests/:id/dismiss", id: "dismissRequest", summary: "Retire a non-blocking item",
 			roles: op, body: api.Empty{}, responses: answers(rec, 400, 401, 403, 404, 409)},
 		{method: "get", path: "/v1/requests/:id/audit", id: "auditRequest", summary: "A request's audit trail, oldest first",
@@ -136,7 +171,7 @@ func operations() []operation {
 
 		{method: "post", path: "/v1/hooks/claude-code", id: "answerClaudeCodeHook", summary: "Claude Code's http hook (PreToolUse or PermissionRequest): files the call, waits up to timeout for the operator, answers the hook's JSON; 204 is no decision (Claude Code asks). A session event (Stop, Notification, UserPromptSubmit, SessionStart, SessionEnd, PostToolUse, SubagentStop) is recorded and answered 204 at once",
 			roles: filers, query: []query{seconds("timeout", "how long to wait for the operator, in seconds (default 300); keep it under the hook's own timeout", 1, 600)}, body: api.ClaudeCodeHookInput{},
-			responses: answers([]answer{{status: 200, body: api.ClaudeCodeHookAnswer{}, desc: "The hook answer: a decision, or PreToolUse's ask when there is none"}, {status: 204, desc: "No decision for a PermissionRequest: Claude Code shows its own prompt"}}, 400, 401, 403, 413)},
+			responses: answers([]answer{{status: 200, body: api.ClaudeCodeHookAnswer{}, desc: "The hook answer: a decision, or PreToolUse's ask when there is none"}, {status: 204, desc: "No decision for a PermissionRequest: Claude Code shows its own prompt"}}), hook: true},
 
 		{method: "get", path: "/v1/agent-sessions", id: "listAgentSessions", summary: "Agent sessions, who waits first, longest first (an agent or runtime sees its own)",
 			roles: []string{roleOperator, roleRuntime, roleAgent}, responses: answers([]answer{{status: 200, body: api.AgentSessions{}}}, 401)},
@@ -174,7 +209,7 @@ func operations() []operation {
 		{method: "get", path: "/v1/rules", id: "listRules", summary: "The rules in force",
 			roles: op, responses: answers([]answer{{status: 200, body: api.Rules{}}}, 401, 403)},
 
-		{method: "get", path: "/v1/keys", id: "getKeys", summary: "The public keys forwards are signed with",
+		{method: "get", path: "/v1/keys", id: "getKeys", summary: "The public keys forwards are signed with", optionalAuth: true,
 			responses: answers([]answer{{status: 200, body: api.Keys{}}}, 401)},
 		{method: "post", path: "/v1/runtimes", id: "registerRuntime", summary: "Register the caller's runtime (the same name again updates it)",
 			roles: runtime, body: api.RuntimeRegistration{},

@@ -274,6 +274,24 @@ func TestRealClaudeCodeHTTPHook(t *testing.T) {
 					t.Fatalf("%d requests filed with a refused token", n)
 				}
 			})
+			// The agent chooses its tool input's size (here by a long
+			// description): one over the body limit is answered "ask" as
+			// well, not 413, which the CLI would read as "go on" and let its
+			// own allow rule run the call.
+			t.Run("an input over the body limit asks even for a call the CLI's own settings allow", func(t *testing.T) {
+				g := newGatehouse(t)
+				tap, base := newHookTap(t, g.env.URL)
+				model := modelmock.StartAnthropic(t, modelmock.AnthropicConfig{Commands: []string{"git init gh-http-big"}, Description: strings.Repeat("a", 66<<10)})
+				res := cli.runSettings(t, allowing(t, settings(base, 60, 90), "Bash(git init *)"), model, base, g.agent)
+				res.check(t)
+				refused(t, model, res, "gh-http-big")
+				if call := tap.one(t); call.Status != http.StatusOK || !strings.Contains(call.Body, `"ask"`) {
+					t.Fatalf("Gatehouse answered %d %.200s, want 200 with ask", call.Status, call.Body)
+				}
+				if n := g.filed(t); n != 0 {
+					t.Fatalf("%d requests filed for an input over the limit", n)
+				}
+			})
 			t.Run("a server that is down leaves a call the CLI's own settings allow to those settings", func(t *testing.T) {
 				down := httptest.NewServer(nil)
 				down.Close()

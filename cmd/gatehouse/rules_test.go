@@ -97,7 +97,7 @@ func TestRulesTestEnvPrefix(t *testing.T) {
 		t.Run(c.Name(), func(t *testing.T) {
 			in, _ := json.Marshal(map[string]string{"title": "t", "tool": "Bash", "command": c.Text()})
 			var out, errOut bytes.Buffer
-			if code := runRulesTest(context.Background(), []string{file}, bytes.NewReader(in), &out, &errOut); code != 0 {
+			if code := run(context.Background(), []string{"rules", "test", file}, bytes.NewReader(in), &out, &errOut); code != 0 {
 				t.Fatalf("exit %d: %s", code, errOut.String())
 			}
 			approved := strings.Contains(out.String(), "matches: approve")

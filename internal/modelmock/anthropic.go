@@ -29,6 +29,9 @@ type Anthropic struct {
 type AnthropicConfig struct {
 	// Commands are the Bash commands the model asks for, one per turn.
 	Commands []string
+	// Description is the tool call's description ("gatehouse test" when
+	// empty): the model's own words, whose size it chooses.
+	Description string
 	// Sent, when set, is called with a tool_use's id once its streamed
 	// answer has been flushed to the client (a benchmark's start time).
 	Sent func(id string)
@@ -126,7 +129,11 @@ func (m *Anthropic) serve(w http.ResponseWriter, r *http.Request) {
 	case len(results) < len(m.cfg.Commands):
 		n := len(results)
 		id = fmt.Sprintf("toolu_01GatehouseMock%010d", n+1)
-		input, _ := json.Marshal(map[string]string{"command": m.cfg.Commands[n], "description": "gatehouse test"})
+		desc := m.cfg.Description
+		if desc == "" {
+			desc = "gatehouse test"
+		}
+		input, _ := json.Marshal(map[string]string{"command": m.cfg.Commands[n], "description": desc})
 		block = fmt.Sprintf(`{"type":"tool_use","id":%q,"name":"Bash","input":%s}`, id, input)
 		stop = "tool_use"
 	default:

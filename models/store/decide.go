@@ -101,7 +101,7 @@ func (s *Store) checkDecision(r *models.Request, d models.Decision, voting bool)
 		return err
 	}
 	if voting {
-		if err := r.MayVote(*d.Voter); err != nil {
+		if err := r.MayChoose(*d.Voter, d.Option); err != nil {
 			err.Current = r
 			return err
 		}
