@@ -4,3 +4,12 @@ package models
 // hold's `then` applied when its window ended.
 func ViaRule(name string) string       { return "rule:" + name }
 func ViaRuleWindow(name string) string { return "rule:" + name + " (window)" }
+
+// Ways a waiting item (a session's "who is waiting for me") is settled without
+// an operator: the session showed it moved on (a new prompt, a tool call, a
+// decided permission), it ended, or it did not move for a day.
+const (
+	ViaMovedOn = "moved_on"
+	ViaEnded   = "ended"
+	ViaRetired = "retired"
+)

@@ -39,6 +39,9 @@ const hookWithdrawTimeout = 5 * time.Second
 // (PreToolUse "ask", or 204 for PermissionRequest), never an allow; an error
 // it returns is answered so by hookFallback, which also read the body.
 func (s *Server) answerClaudeCodeHook(c echo.Context) error {
+	if done, err := s.claudeCodeSessionHook(c); done {
+		return err
+	}
 	wait, err := parseHookTimeout(c)
 	if err != nil {
 		return err
@@ -69,6 +72,7 @@ func (s *Server) answerClaudeCodeHook(c echo.Context) error {
 		return s.giveUpHook(c, in, r.ID, fmt.Sprintf("No decision in Gatehouse within %s; asking here instead", wait))
 	}
 	s.observeRelease(w.r, false)
+	s.permissionMovedOn(ctx, p, in, w.r)
 	return writeHookAnswer(c, in.Answer(apiOf(w.r)))
 }
 

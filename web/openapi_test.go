@@ -230,6 +230,7 @@ func TestOpenAPIMatchesEveryRoute(t *testing.T) {
 		t.Run("availability", func(t *testing.T) { oaAvailability(t, e) })
 		t.Run("remembered", func(t *testing.T) { oaRemembered(t, e) })
 		t.Run("hooks", func(t *testing.T) { oaHooks(t, e) })
+		t.Run("agent sessions", func(t *testing.T) { oaAgentSessions(t, e) })
 		t.Run("limits and outages", func(t *testing.T) { oaLimits(t, dialect) })
 		t.Run("every operation is called", func(t *testing.T) {
 			var skipped []string

@@ -33,6 +33,10 @@ func (s *Server) routes() {
 	v1.POST("/decisions", s.decideBatch, operator)
 	v1.GET("/requests/:id/audit", s.auditRequest, operator)
 	v1.GET("/rules", s.listRules, operator)
+	if s.agentSessions() != nil {
+		v1.GET("/agent-sessions", s.listAgentSessions, anyone)
+		v1.POST("/agent-sessions/events", s.postSessionEvent, filers)
+	}
 	v1.GET("/sessions", s.listSessions, operator)
 	v1.DELETE("/sessions/:id", s.endSession, operator)
 	s.tokenRoutes(v1, operator)

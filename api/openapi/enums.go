@@ -21,7 +21,7 @@ var (
 	roles = []string{models.RoleOperator, models.RoleRuntime, models.RoleAgent}
 	// vias are decided_via's fixed values; the chat surfaces name themselves
 	// (package chat), and a rule's decision is "rule:NAME" or "rule:NAME (window)".
-	vias = []string{models.ViaAPI, models.ViaPage, models.ViaExpiry, models.ViaRemembered, models.ViaEscalation, "slack", "telegram"}
+	vias = []string{models.ViaAPI, models.ViaPage, models.ViaExpiry, models.ViaRemembered, models.ViaEscalation, models.ViaMovedOn, models.ViaEnded, models.ViaRetired, "slack", "telegram"}
 )
 
 // risks are the values models accepts, in the order a person reads them.

@@ -18,6 +18,7 @@ var tags = []struct{ name, prefix, desc string }{
 	{"requests", "/v1/decisions", ""},
 	{"requests", "/api/operator-attention", ""},
 	{"hooks", "/v1/hooks", "Agent clients' own hooks, answered in their format."},
+	{"sessions", "/v1/agent-sessions", "Agent sessions: who waits, and the events that say so."},
 	{"audit", "/v1/audit", "The hash-chained audit trail."},
 	{"operators", "/v1/me", "The calling operator's availability, page sessions and chat links."},
 	{"operators", "/v1/sessions", ""},

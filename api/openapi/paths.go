@@ -169,9 +169,14 @@ func operations() []operation {
 		{method: "post", path: "/api/operator-attention/permissions/decide", id: "decideAttention", summary: "The same decide, in the shape runtimes speak",
 			roles: op, body: api.AttentionDecide{}, responses: decided},
 
-		{method: "post", path: "/v1/hooks/claude-code", id: "answerClaudeCodeHook", summary: "Claude Code's http hook (PreToolUse or PermissionRequest): files the call, waits up to timeout for the operator, answers the hook's JSON; 204 is no decision (Claude Code asks)",
+		{method: "post", path: "/v1/hooks/claude-code", id: "answerClaudeCodeHook", summary: "Claude Code's http hook (PreToolUse or PermissionRequest): files the call, waits up to timeout for the operator, answers the hook's JSON; 204 is no decision (Claude Code asks). A session event (Stop, Notification, UserPromptSubmit, SessionStart, SessionEnd, PostToolUse, SubagentStop) is recorded and answered 204 at once",
 			roles: filers, query: []query{seconds("timeout", "how long to wait for the operator, in seconds (default 300); keep it under the hook's own timeout", 1, 600)}, body: api.ClaudeCodeHookInput{},
 			responses: answers([]answer{{status: 200, body: api.ClaudeCodeHookAnswer{}, desc: "The hook answer: a decision, or PreToolUse's ask when there is none"}, {status: 204, desc: "No decision for a PermissionRequest: Claude Code shows its own prompt"}}), hook: true},
+
+		{method: "get", path: "/v1/agent-sessions", id: "listAgentSessions", summary: "Agent sessions, who waits first, longest first (an agent or runtime sees its own)",
+			roles: []string{roleOperator, roleRuntime, roleAgent}, responses: answers([]answer{{status: 200, body: api.AgentSessions{}}}, 401)},
+		{method: "post", path: "/v1/agent-sessions/events", id: "postSessionEvent", summary: "Record what one of the caller's sessions did: started, waiting (opens or refreshes its waiting item), moved or ended (resolve it)",
+			roles: filers, body: api.SessionEvent{}, responses: answers([]answer{{status: 200, body: api.SessionEventAnswer{}}}, 400, 401, 403, 404, 409, 413)},
 
 		{method: "get", path: "/v1/sessions", id: "listSessions", summary: "Live page sessions: who is logged in where",
 			roles: op, responses: answers([]answer{{status: 200, body: api.Sessions{}}}, 401, 403)},

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -23,6 +24,8 @@ func runClaudeCodeHook(ctx context.Context, args []string, stdin io.Reader, stdo
 	url := fs.String("url", env("GATEHOUSE_URL", "http://127.0.0.1:8080"), "server URL (GATEHOUSE_URL)")
 	token := fs.secret("token", "GATEHOUSE_TOKEN", "agent or runtime token")
 	wait := fs.Duration("timeout", defaultHookWait, "how long to wait for the operator; keep it under the hook's own timeout")
+	waitReply := fs.Duration("wait-reply", 0, "on a Stop, how long to wait for the operator's reply that continues the session (0: none); keep it under the hook's own timeout")
+	printSettings := fs.Bool("print-settings", false, "print the Claude Code settings that install the hook for every event, and exit")
 	if err := fs.parse(args); err != nil {
 		return exitCode(err, 2)
 	}
@@ -30,7 +33,24 @@ func runClaudeCodeHook(ctx context.Context, args []string, stdin io.Reader, stdo
 		fmt.Fprintln(stderr, "gatehouse hook: --timeout must be at least 1s")
 		return 2
 	}
-	in, err := client.ParseClaudeCodeHook(stdin)
+	if *waitReply < 0 {
+		fmt.Fprintln(stderr, "gatehouse hook: --wait-reply must not be negative")
+		return 2
+	}
+	if *printSettings {
+		b, _ := json.MarshalIndent(claudeCodeSettings(*wait, *waitReply), "", "  ") // plain maps always marshal
+		fmt.Fprintf(stdout, "%s\n", b)
+		return 0
+	}
+	body, err := io.ReadAll(io.LimitReader(stdin, 8<<20))
+	if err != nil {
+		fmt.Fprintln(stderr, "gatehouse hook:", err)
+		return 1
+	}
+	if client.IsClaudeCodeSessionEvent(body) {
+		return runClaudeCodeSessionHook(ctx, body, *url, *token, *waitReply, stdout, stderr)
+	}
+	in, err := client.ParseClaudeCodeHook(bytes.NewReader(body))
 	if err != nil {
 		fmt.Fprintln(stderr, "gatehouse hook:", err)
 		return 1
@@ -47,6 +67,9 @@ func runClaudeCodeHook(ctx context.Context, args []string, stdin io.Reader, stdo
 	}
 	if out == nil {
 		return 0
+	}
+	if in.HookEventName == client.EventPermissionRequest {
+		movedOn(ctx, c, in, stderr) // a decided permission: the session goes on
 	}
 	b, err := json.Marshal(out)
 	if err != nil {

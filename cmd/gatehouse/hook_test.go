@@ -251,7 +251,7 @@ func TestHookAgentRelabelsItsRequest(t *testing.T) {
 }
 
 func TestHookRefusesOtherInput(t *testing.T) {
-	res := testkit.Recv(t, start(hookArgs("http://127.0.0.1:1", "t", "1m"), []byte(`{"hook_event_name":"PostToolUse","tool_name":"Bash"}`)), "the command to end")
+	res := testkit.Recv(t, start(hookArgs("http://127.0.0.1:1", "t", "1m"), []byte(`{"hook_event_name":"PreCompact","session_id":"s1"}`)), "the command to end")
 	if res.code == 0 || res.stdout != "" {
 		t.Fatalf("exit %d stdout %q: an event the hook does not answer must not look answered", res.code, res.stdout)
 	}

@@ -22,6 +22,7 @@ type Anthropic struct {
 	cfg     AnthropicConfig
 	mu      sync.Mutex
 	results []ToolResult
+	prompts []string
 }
 
 // AnthropicConfig is what an Anthropic mock's model does.
@@ -64,6 +65,14 @@ func (m *Anthropic) FinalResults() []ToolResult {
 	return append([]ToolResult(nil), m.results...)
 }
 
+// Prompts are the texts of the last user message of each turn's call, in
+// order: what Claude Code told the model to do next.
+func (m *Anthropic) Prompts() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]string(nil), m.prompts...)
+}
+
 // messagesBody is the part of a Messages API request the mock reads.
 type messagesBody struct {
 	Stream   bool `json:"stream"`
@@ -100,6 +109,16 @@ func (m *Anthropic) serve(w http.ResponseWriter, r *http.Request) {
 	var results []ToolResult
 	for _, msg := range body.Messages {
 		results = append(results, toolResults(msg.Role, msg.Content)...)
+	}
+	// Claude Code may send system messages after the user's; the prompt is
+	// the last user message.
+	for i := len(body.Messages) - 1; hasBash && i >= 0; i-- {
+		if body.Messages[i].Role == "user" {
+			m.mu.Lock()
+			m.prompts = append(m.prompts, partsText(body.Messages[i].Content))
+			m.mu.Unlock()
+			break
+		}
 	}
 	var block, id string
 	stop := "end_turn"

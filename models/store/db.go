@@ -182,6 +182,7 @@ func Migrate(db *gorm.DB) error {
 		&models.Remembered{},
 		&AuditHead{},
 		&models.Availability{},
+		&models.AgentSession{},
 	)
 	if err != nil {
 		return err

@@ -76,6 +76,10 @@ func (w *Sweeper) Run(ctx context.Context) {
 			if _, err := w.Store.PurgeSessions(ctx); err != nil && ctx.Err() == nil {
 				slog.Error("session purge", "err", err)
 			}
+			// Agent sessions silent for a day retire on the same pass.
+			if _, err := w.Store.RetireSessions(ctx); err != nil && ctx.Err() == nil {
+				slog.Error("agent session retirement", "err", err)
+			}
 			purged = time.Now()
 		}
 		if w.Settled != nil {

@@ -1,0 +1,132 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"github.com/gatehousehq/gatehouse/api"
+)
+
+// Claude Code's session events: they say whether the session waits for its
+// person or moved on, and are answered at once with no decision.
+const (
+	EventNotification     = "Notification"
+	EventStop             = "Stop"
+	EventSubagentStop     = "SubagentStop"
+	EventUserPromptSubmit = "UserPromptSubmit"
+	EventSessionStart     = "SessionStart"
+	EventSessionEnd       = "SessionEnd"
+	EventPostToolUse      = "PostToolUse"
+)
+
+// AgentClaudeCode is the agent name Claude Code's sessions are filed under.
+const AgentClaudeCode = "claude-code"
+
+// waitingNotifications are the Notification types that mean Claude Code waits
+// for its person.
+var waitingNotifications = map[string]bool{"permission_prompt": true, "idle_prompt": true, "elicitation_dialog": true}
+
+// ClaudeCodeSessionInput is the part of a session event's hook input Gatehouse
+// reads (fields as recorded from the real CLI; unknown ones are ignored).
+type ClaudeCodeSessionInput struct {
+	SessionID            string `json:"session_id"`
+	Cwd                  string `json:"cwd"`
+	HookEventName        string `json:"hook_event_name"`
+	StopHookActive       bool   `json:"stop_hook_active"`
+	LastAssistantMessage string `json:"last_assistant_message"`
+	Message              string `json:"message"`
+	NotificationType     string `json:"notification_type"`
+}
+
+// IsClaudeCodeSessionEvent reports whether a hook input's hook_event_name is
+// one of the session events (not a tool call to decide).
+func IsClaudeCodeSessionEvent(body []byte) bool {
+	var in struct {
+		HookEventName string `json:"hook_event_name"`
+	}
+	if json.Unmarshal(body, &in) != nil {
+		return false
+	}
+	switch in.HookEventName {
+	case EventNotification, EventStop, EventSubagentStop, EventUserPromptSubmit, EventSessionStart, EventSessionEnd, EventPostToolUse:
+		return true
+	}
+	return false
+}
+
+// ParseClaudeCodeSession reads a session event's hook input.
+func ParseClaudeCodeSession(body []byte) (*ClaudeCodeSessionInput, error) {
+	var in ClaudeCodeSessionInput
+	if err := json.Unmarshal(body, &in); err != nil {
+		return nil, fmt.Errorf("hook input is not JSON: %w", err)
+	}
+	if in.SessionID == "" {
+		return nil, fmt.Errorf("hook input has no session_id")
+	}
+	return &in, nil
+}
+
+// Event is what the hook input says of the session, and false for an input
+// that says nothing of it (a Notification of another type):
+//   - Stop, and a permission_prompt, idle_prompt or elicitation_dialog
+//     Notification: it waits (Stop with Claude's last message; a Notification
+//     with its own, except idle_prompt, which keeps the last one);
+//   - UserPromptSubmit, PostToolUse, SubagentStop: it moved on (a subagent
+//     ending means the session itself still works);
+//   - SessionStart: it started; SessionEnd: it ended.
+func (in *ClaudeCodeSessionInput) Event(machine string) (api.SessionEvent, bool) {
+	e := api.SessionEvent{Session: in.SessionID, Agent: AgentClaudeCode, Machine: machine, Cwd: in.Cwd}
+	switch in.HookEventName {
+	case EventStop:
+		e.Event, e.Message = "waiting", in.LastAssistantMessage
+	case EventNotification:
+		if !waitingNotifications[in.NotificationType] {
+			return e, false
+		}
+		e.Event = "waiting"
+		if in.NotificationType != "idle_prompt" {
+			e.Message = in.Message
+		}
+	case EventUserPromptSubmit, EventPostToolUse, EventSubagentStop:
+		e.Event = "moved"
+	case EventSessionStart:
+		e.Event = "started"
+	case EventSessionEnd:
+		e.Event = "ended"
+	default:
+		return e, false
+	}
+	return e, true
+}
+
+// ClaudeCodeStopAnswer is a Stop hook's answer that continues the session:
+// Claude Code sends the model "Stop hook feedback:\n" and Reason, and runs
+// another turn.
+type ClaudeCodeStopAnswer struct {
+	Decision string `json:"decision"`
+	Reason   string `json:"reason"`
+}
+
+// SessionEvent records what one of the caller's sessions did.
+func (c *Client) SessionEvent(ctx context.Context, e api.SessionEvent) (*api.SessionEventAnswer, error) {
+	var out api.SessionEventAnswer
+	return &out, c.Do(ctx, http.MethodPost, "/v1/agent-sessions/events", nil, e, &out)
+}
+
+// ReplyOf is the operator's free-text answer on a settled waiting item, and
+// false when it was settled any other way (moved on, ended, retired,
+// dismissed, expired): only an operator's answer continues the session.
+func ReplyOf(r *api.Request) (string, bool) {
+	if r == nil || r.Kind != "waiting" || r.Status != "resolved" || r.Answer == nil || *r.Answer == "" || r.Decision != nil {
+		return "", false
+	}
+	if r.DecidedVia != nil {
+		switch *r.DecidedVia {
+		case "moved_on", "ended", "retired", "expiry":
+			return "", false
+		}
+	}
+	return *r.Answer, true
+}
