@@ -138,6 +138,9 @@ func TestTelegramSharedIdentitiesNeverLinkOrDecide(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			send := func(n int, text, replyTo string) {
 				t.Helper()
+				if replyTo != "" {
+					e.awaitRecorded(t, replyTo)
+				}
 				h := http.Header{"Content-Type": {"application/json"}, "X-Telegram-Bot-Api-Secret-Token": {botSecret}}
 				if status, _ := env.post(t, "/chat/telegram/webhook", telegramUpdate(950000+i*10+n, c.from, c.extra, text, replyTo), h); status != 200 {
 					t.Fatalf("update: %d", status)

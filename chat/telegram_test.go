@@ -91,17 +91,23 @@ func (e *botEnv) press(t testing.TB, user int, message, data string) int {
 	return e.update(t, "callback_query.json", map[string]string{"USER": fmt.Sprint(user), "MESSAGE": message, "DATA": data}, botSecret)
 }
 
+// awaitRecorded returns once the outbox has recorded the post of message
+// ref. A reply names the message by its id, which the outbox records just
+// after the Bot API answers the post: a reply sent before that is to a
+// message Gatehouse does not know yet.
+func (e *botEnv) awaitRecorded(t testing.TB, ref string) {
+	t.Helper()
+	for !e.seen[ref] {
+		e.seen[testkit.Recv(t, e.recorded, "the post of message "+ref+" recorded")] = true
+	}
+}
+
 func (e *botEnv) say(t testing.TB, user int, text, replyTo string) int {
 	t.Helper()
 	q, _ := json.Marshal(text)
 	reply := ""
 	if replyTo != "" {
-		// A reply names the message by its id, which the outbox records just
-		// after the Bot API answers the post: a reply sent before that is to
-		// a message Gatehouse does not know yet.
-		for !e.seen[replyTo] {
-			e.seen[testkit.Recv(t, e.recorded, "the post of message "+replyTo+" recorded")] = true
-		}
+		e.awaitRecorded(t, replyTo)
 		reply = fmt.Sprintf(`, "reply_to_message": {"message_id": %s, "from": {"id": 7000000001, "is_bot": true, "first_name": "Gatehouse"}, "chat": {"id": -1001234567890, "type": "supergroup", "title": "ops"}, "date": 1700000000, "text": "…"}`, replyTo)
 	}
 	return e.update(t, "message.json", map[string]string{"USER": fmt.Sprint(user), "TEXT": string(q), "REPLY": reply}, botSecret)
