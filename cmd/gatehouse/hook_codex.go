@@ -7,7 +7,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/gatehousehq/gatehouse/client"
+	"github.com/gatehousehq/gatehouse/hookanswer"
 )
 
 // runCodexHook reads one Codex PermissionRequest or PreToolUse input, asks the
@@ -26,7 +26,7 @@ func runCodexHook(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		fmt.Fprintln(stderr, "gatehouse hook codex: --timeout must be at least 1s")
 		return 1
 	}
-	in, err := client.ParseCodexHook(stdin)
+	in, err := hookanswer.ParseCodexHook(stdin)
 	if err != nil {
 		fmt.Fprintln(stderr, "gatehouse hook codex:", err)
 		return 1

@@ -1,10 +1,8 @@
-package client
+package hookanswer
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 
 	"github.com/gatehousehq/gatehouse/api"
 )
@@ -107,12 +105,6 @@ func (in *ClaudeCodeSessionInput) Event(machine string) (api.SessionEvent, bool)
 type ClaudeCodeStopAnswer struct {
 	Decision string `json:"decision"`
 	Reason   string `json:"reason"`
-}
-
-// SessionEvent records what one of the caller's sessions did.
-func (c *Client) SessionEvent(ctx context.Context, e api.SessionEvent) (*api.SessionEventAnswer, error) {
-	var out api.SessionEventAnswer
-	return &out, c.Do(ctx, http.MethodPost, "/v1/agent-sessions/events", nil, e, &out)
 }
 
 // ReplyOf is the operator's free-text answer on a settled waiting item, and
