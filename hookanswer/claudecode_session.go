@@ -3,6 +3,7 @@ package hookanswer
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/gatehousehq/gatehouse/api"
 )
@@ -99,19 +100,22 @@ func (in *ClaudeCodeSessionInput) Event(machine string) (api.SessionEvent, bool)
 	return e, true
 }
 
-// ClaudeCodeStopAnswer is a Stop hook's answer that continues the session:
-// Claude Code sends the model "Stop hook feedback:\n" and Reason, and runs
-// another turn.
-type ClaudeCodeStopAnswer struct {
+// StopAnswer is a Stop hook's answer that continues the session, the same for
+// Claude Code and Codex: Claude Code sends the model "Stop hook feedback:\n"
+// and Reason, Codex a user message <hook_prompt …>Reason</hook_prompt>, and
+// each runs another turn.
+type StopAnswer struct {
 	Decision string `json:"decision"`
 	Reason   string `json:"reason"`
 }
 
 // ReplyOf is the operator's free-text answer on a settled waiting item, and
 // false when it was settled any other way (moved on, ended, retired,
-// dismissed, expired): only an operator's answer continues the session.
+// dismissed, expired): only an operator's answer continues the session. An
+// answer of blanks continues nothing: Codex refuses a block whose reason has
+// no text.
 func ReplyOf(r *api.Request) (string, bool) {
-	if r == nil || r.Kind != "waiting" || r.Status != "resolved" || r.Answer == nil || *r.Answer == "" || r.Decision != nil {
+	if r == nil || r.Kind != "waiting" || r.Status != "resolved" || r.Answer == nil || strings.TrimSpace(*r.Answer) == "" || r.Decision != nil {
 		return "", false
 	}
 	if r.DecidedVia != nil {

@@ -36,19 +36,30 @@ func runClaudeCodeSessionHook(ctx context.Context, body []byte, url, token strin
 	if !ok {
 		return 0
 	}
+	if in.HookEventName != hookanswer.EventStop || in.StopHookActive {
+		waitReply = 0
+	}
+	return reportSession(ctx, e, sessionEventTimeout, url, token, waitReply, "gatehouse hook", stdout, stderr)
+}
+
+// reportSession records a session event within budget and exits 0, printing
+// nothing unless waitReply is set (a Stop that may continue): then it waits up
+// to waitReply for the operator's answer on the session's waiting item and
+// prints the Stop answer that continues the session with it.
+func reportSession(ctx context.Context, e api.SessionEvent, budget time.Duration, url, token string, waitReply time.Duration, prefix string, stdout, stderr io.Writer) int {
 	c, err := newClient(url, token)
 	if err != nil {
-		fmt.Fprintln(stderr, "gatehouse hook:", err)
+		fmt.Fprintln(stderr, prefix+":", err)
 		return 0
 	}
-	rctx, cancel := context.WithTimeout(ctx, sessionEventTimeout)
+	rctx, cancel := context.WithTimeout(ctx, budget)
 	got, err := c.SessionEvent(rctx, e)
 	cancel()
 	if err != nil {
-		fmt.Fprintln(stderr, "gatehouse hook:", err)
+		fmt.Fprintln(stderr, prefix+":", err)
 		return 0
 	}
-	if waitReply <= 0 || in.HookEventName != hookanswer.EventStop || in.StopHookActive || got.Waiting == nil {
+	if waitReply <= 0 || got.Waiting == nil {
 		return 0
 	}
 	wctx, cancel := context.WithTimeout(ctx, waitReply)
@@ -61,9 +72,9 @@ func runClaudeCodeSessionHook(ctx context.Context, body []byte, url, token strin
 	if !ok {
 		return 0
 	}
-	b, err := json.Marshal(hookanswer.ClaudeCodeStopAnswer{Decision: "block", Reason: reply})
+	b, err := json.Marshal(hookanswer.StopAnswer{Decision: "block", Reason: reply})
 	if err != nil {
-		fmt.Fprintln(stderr, "gatehouse hook:", err)
+		fmt.Fprintln(stderr, prefix+":", err)
 		return 0
 	}
 	fmt.Fprintf(stdout, "%s\n", b)
