@@ -12,6 +12,8 @@
 //     they report; the Stop answer that continues the session, and the reply
 //     that may fill it.
 //   - codex.go: Codex's permission hook input → request, record → answer.
+//   - codex_session.go: Codex's session events → the session event they
+//     report (the Stop answer is StopAnswer, as Claude Code's).
 //   - refile.go: filing again under a chained key when a key names an earlier
 //     call's settled record.
 package hookanswer
