@@ -50,7 +50,8 @@ import (
 //	             (encoded while the COMMIT ran)
 //	waiter-write its answer's write(2) (on loopback it wakes the client)
 //	waiter-held  answer at hand → the waiting client holds it
-//	answer       announced → the decider's own answer written
+//	answer       COMMIT returned → the decider's own answer written (on
+//	             SQLite the waiter is answered first, on its goroutine)
 //
 // pair is one file then decide by one client, and pairs-16 the same by 16
 // clients at once (group commit shares their COMMITs).
@@ -274,7 +275,7 @@ func reportPhases(b *testing.B, rounds []wakeRound) {
 		{"waiter-wake", int(phase.Announced), int(phase.WaiterReady)},
 		{"waiter-write", int(phase.WaiterReady), int(phase.WaiterAnswered)},
 		{"waiter-held", int(phase.WaiterReady), held},
-		{"answer", int(phase.Announced), int(phase.Answered)},
+		{"answer", int(phase.Committed), int(phase.Answered)},
 	} {
 		var d []float64
 		for _, r := range rounds {
