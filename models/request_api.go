@@ -14,7 +14,7 @@ import (
 // the condition of the version whose digest it stores, and once a request is
 // settled nothing the digest covers changes (only its actuation, which the
 // digest leaves out). Taking it from there spares every answer about a
-// decision (the decide's, each woken waiter's, the feed's) hashing the record
+// decision (the decide's, each woken waiter's, a forward's) hashing the record
 // again; TestDecidedDigestIsTheActionDigest holds the two equal.
 func (r *Request) API() api.Request {
 	out := r.record()
