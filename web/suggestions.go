@@ -56,7 +56,9 @@ func (s *Server) acceptSuggestion(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, api.SuggestionAccepted{Suggestion: suggestionAPI(g), Remembered: gr.API(time.Now())})
+	out := api.SuggestionAccepted{Suggestion: suggestionAPI(g), Remembered: gr.API(time.Now())}
+	out.Suggestion.Grant.For = gr.For // what was made, not what was offered
+	return c.JSON(http.StatusOK, out)
 }
 
 // dismissSuggestion is POST /v1/suggestions/{id}/dismiss; again answers it

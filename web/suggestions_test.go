@@ -187,7 +187,7 @@ func TestSuggestionsTrust(t *testing.T) {
 			}
 			status, body := e.call("POST", "/v1/suggestions/"+got[0].ID+"/accept", e.opToken, map[string]any{"for": "until_revoked"})
 			var acc api.SuggestionAccepted
-			if status != 200 || json.Unmarshal(body, &acc) != nil || acc.Remembered.For != "until_revoked" || acc.Remembered.ExpiresAt != nil ||
+			if status != 200 || json.Unmarshal(body, &acc) != nil || acc.Remembered.For != "until_revoked" || acc.Suggestion.Grant.For != "until_revoked" || acc.Remembered.ExpiresAt != nil ||
 				acc.Suggestion.State != models.SuggestionAccepted || acc.Suggestion.GrantID == nil || *acc.Suggestion.GrantID != acc.Remembered.ID {
 				t.Fatalf("accept: %d %s", status, body)
 			}
