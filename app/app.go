@@ -54,9 +54,12 @@ type Config struct {
 	ChatSent func(m store.ChatMessage, out store.ChatSend)
 
 	DefaultExpiry, MaxExpiry time.Duration // 0: the store's defaults
-	Web                      web.Config    // waiter caps and test hooks; its BaseURL stands in for an empty BaseURL
-	Forward                  ForwardConfig
-	Conn                     ConnConfig
+	// SuggestAfter is how many operator allows of one command family in one
+	// project propose its remembered allow; 0: the store's default.
+	SuggestAfter int
+	Web          web.Config // waiter caps and test hooks; its BaseURL stands in for an empty BaseURL
+	Forward      ForwardConfig
+	Conn         ConnConfig
 	// Stdout receives the listening line and the first login URL; nil: discard.
 	Stdout io.Writer
 }
@@ -169,6 +172,9 @@ func New(cfg Config) (_ *App, err error) {
 	}
 	if cfg.MaxExpiry > 0 {
 		a.Store.MaxExpiry = cfg.MaxExpiry
+	}
+	if cfg.SuggestAfter > 0 {
+		a.Store.SuggestAfter = cfg.SuggestAfter
 	}
 	if cfg.RulesFile != "" || a.Store.Rules == nil { // a given store may bring its rules
 		a.Store.Rules = rules.NewRuleSet(rs)

@@ -20,6 +20,8 @@
 //     for one exact HTTP request, and the digest that names it.
 //   - Remembered (remember.go): an operator's allow kept for later filings
 //     of one token, in a scope (session, project, runtime) until an end.
+//   - Suggestion (suggestion.go): the tally of operators' allows of one command
+//     family in one project, and the remembered allow it proposes.
 //   - Principal, Token, Session, LoginTicket (token.go): who is asking.
 //   - Device and Runtime (device.go, runtime.go): where alerts go, and the
 //     processes that act on decisions.

@@ -185,6 +185,8 @@ type Inbox struct {
 	Now        time.Time
 	// Remembered are the live remembered allows, newest first.
 	Remembered []RememberedRow
+	// Suggestions are the remembered allows proposed from decisions.
+	Suggestions []SuggestionRow
 }
 
 // Detail is one request's own page.

@@ -229,6 +229,7 @@ func TestOpenAPIMatchesEveryRoute(t *testing.T) {
 		t.Run("tokens", func(t *testing.T) { oaTokens(t, e) })
 		t.Run("availability", func(t *testing.T) { oaAvailability(t, e) })
 		t.Run("remembered", func(t *testing.T) { oaRemembered(t, e) })
+		t.Run("suggestions", func(t *testing.T) { oaSuggestions(t, e) })
 		t.Run("hooks", func(t *testing.T) { oaHooks(t, e) })
 		t.Run("agent sessions", func(t *testing.T) { oaAgentSessions(t, e) })
 		t.Run("limits and outages", func(t *testing.T) { oaLimits(t, dialect) })
@@ -595,6 +596,46 @@ func oaRemembered(t *testing.T, e *oaEnv) {
 	e.do(t, oaCall{op: "revokeRemembered", method: "DELETE", path: "/v1/remembered/" + got.Remembered.ID, token: e.op, want: 200})
 	e.do(t, oaCall{op: "revokeRemembered", method: "DELETE", path: "/v1/remembered/" + got.Remembered.ID, token: e.op, want: 200})
 	e.do(t, oaCall{op: "revokeRemembered", method: "DELETE", path: "/v1/remembered/rem_nope", token: e.op, want: 404})
+}
+
+func oaSuggestions(t *testing.T, e *oaEnv) {
+	ids := map[string]string{}
+	for _, cmd := range []string{"make test", "make docs"} {
+		for range 3 {
+			r := e.file(t, e.agent, map[string]any{"title": "Run " + cmd, "tool": "Bash", "command": cmd, "source_ref": map[string]string{"session": "s-oa", "cwd": "/oa"}})
+			e.do(t, oaCall{op: "decideRequest", method: "POST", path: "/v1/requests/" + r.ID + "/decide", token: e.op, body: map[string]any{"version": r.Version, "decision": "once"}, want: 200})
+		}
+	}
+	list := decodeAs[struct {
+		Suggestions []struct {
+			ID    string `json:"id"`
+			Grant struct {
+				Match string `json:"match"`
+			} `json:"grant"`
+		} `json:"suggestions"`
+	}](t, e.do(t, oaCall{op: "listSuggestions", method: "GET", path: "/v1/suggestions", token: e.op, want: 200}))
+	for _, g := range list.Suggestions {
+		ids[g.Grant.Match] = g.ID
+	}
+	test, docs := "/v1/suggestions/"+ids[`^make test$`], "/v1/suggestions/"+ids[`^make docs$`]
+	if ids[`^make test$`] == "" || ids[`^make docs$`] == "" {
+		t.Fatalf("not proposed: %v", ids)
+	}
+	e.do(t, oaCall{op: "listSuggestions", method: "GET", path: "/v1/suggestions", token: e.agent, want: 403})
+	e.do(t, oaCall{op: "listSuggestions", method: "GET", path: "/v1/suggestions", want: 401, badRequest: true})
+	e.do(t, oaCall{op: "acceptSuggestion", method: "POST", path: test + "/accept", token: e.agent, want: 403})
+	e.do(t, oaCall{op: "acceptSuggestion", method: "POST", path: test + "/accept", want: 401, badRequest: true})
+	e.do(t, oaCall{op: "acceptSuggestion", method: "POST", path: test + "/accept", token: e.op, body: map[string]any{"for": "2y"}, want: 400})
+	e.do(t, oaCall{op: "acceptSuggestion", method: "POST", path: test + "/accept", token: e.op, body: map[string]any{"for": "1h", "pad": strings.Repeat("x", 20000)}, want: 413, badRequest: true})
+	e.do(t, oaCall{op: "acceptSuggestion", method: "POST", path: test + "/accept", token: e.op, body: map[string]any{"for": "1h"}, want: 200})
+	e.do(t, oaCall{op: "acceptSuggestion", method: "POST", path: test + "/accept", token: e.op, want: 409})
+	e.do(t, oaCall{op: "acceptSuggestion", method: "POST", path: "/v1/suggestions/sug_nope/accept", token: e.op, want: 404})
+	e.do(t, oaCall{op: "dismissSuggestion", method: "POST", path: docs + "/dismiss", token: e.rt, want: 403})
+	e.do(t, oaCall{op: "dismissSuggestion", method: "POST", path: docs + "/dismiss", want: 401, badRequest: true})
+	e.do(t, oaCall{op: "dismissSuggestion", method: "POST", path: docs + "/dismiss", token: e.op, want: 200})
+	e.do(t, oaCall{op: "dismissSuggestion", method: "POST", path: docs + "/dismiss", token: e.op, want: 200})
+	e.do(t, oaCall{op: "dismissSuggestion", method: "POST", path: test + "/dismiss", token: e.op, want: 409})
+	e.do(t, oaCall{op: "dismissSuggestion", method: "POST", path: "/v1/suggestions/sug_nope/dismiss", token: e.op, want: 404})
 }
 
 // oaLimits validates the answers of a caller over its filing allowance (429

@@ -43,6 +43,9 @@ func (s *Server) showInbox(c echo.Context) error {
 	if in.Remembered, err = s.rememberedRows(c.Request().Context()); err != nil {
 		return err
 	}
+	if in.Suggestions, err = s.suggestionRows(c.Request().Context()); err != nil {
+		return err
+	}
 	return render(c, http.StatusOK, views.InboxPage(in))
 }
 

@@ -43,6 +43,11 @@ func (s *Server) routes() {
 	s.chatRoutes(v1, operator)
 	s.availabilityRoutes(v1, operator)
 	s.rememberRoutes(v1, operator)
+	if s.suggestions() != nil {
+		v1.GET("/suggestions", s.listSuggestions, operator)
+		v1.POST("/suggestions/:id/accept", s.acceptSuggestion, operator)
+		v1.POST("/suggestions/:id/dismiss", s.dismissSuggestion, operator)
+	}
 	if s.audit != nil {
 		v1.GET("/audit", s.listAudit, operator)
 		v1.GET("/audit/head", s.getAuditHead, operator)
@@ -97,5 +102,9 @@ func (s *Server) routes() {
 		e.POST("/me/away", s.setAwayFromPage, page...)
 	}
 	e.POST("/remembered/:id/revoke", s.revokeFromPage, page...)
+	if s.suggestions() != nil {
+		e.POST("/suggestions/:id/accept", s.acceptSuggestionFromPage, page...)
+		e.POST("/suggestions/:id/dismiss", s.dismissSuggestionFromPage, page...)
+	}
 	e.GET("/ws", s.connectPage, s.authenticate, operator)
 }

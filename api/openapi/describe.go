@@ -66,7 +66,11 @@ var typeDescriptions = map[string]string{
 	"Wait":      "The record at top level, plus whether the wait ran out with the request still open.",
 	"Decided":   "The record as decided, plus the remembered allow the decision stored, when it stored one.",
 	"List":      "A page of requests, newest first.",
-	"Decision":  "One decision forwarded to a runtime; (requestId, version) identifies it and a runtime applies each at most once.",
+	"Suggestion": "A remembered allow proposed because operators kept allowing one command family, filed by one token in one project; " +
+		"never for a family a denial, an approval policy, a rule or a high review touched there.",
+	"SuggestedGrant":     "The remembered allow accepting the suggestion makes: the project scope, the exact command while every allow was of it, else the family.",
+	"SuggestionAccepted": "The suggestion as accepted, and the remembered allow it made.",
+	"Decision":           "One decision forwarded to a runtime; (requestId, version) identifies it and a runtime applies each at most once.",
 }
 
 // descriptions are the properties a client author needs explained.

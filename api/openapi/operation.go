@@ -26,6 +26,7 @@ var tags = []struct{ name, prefix, desc string }{
 	{"tokens", "/v1/tokens", "Tokens and their roles."},
 	{"rules", "/v1/rules", "Rules and remembered allows: what decides without a person."},
 	{"rules", "/v1/remembered", ""},
+	{"rules", "/v1/suggestions", ""},
 	{"runtimes", "/v1/runtimes", "Runtimes that take decisions back: registration, the pull feed and the signing keys."},
 	{"runtimes", "/v1/keys", ""},
 	{"pending", "/v1/pending", "Request-bound single-use grants for one exact HTTP request."},
@@ -159,12 +160,13 @@ func (op operation) document(c *components, byStatus map[int][]string, shared ma
 			return nil, err
 		}
 		_, empty := op.body.(api.Empty)
-		_, cancel := op.body.(api.Cancel) // its reason is optional, and so the body
+		_, cancel := op.body.(api.Cancel)           // its reason is optional, and so the body
+		_, accept := op.body.(api.AcceptSuggestion) // so is its duration
 		content := jsonContent(r)
 		if op.example != nil {
 			content["application/json"].(map[string]any)["example"] = op.example
 		}
-		o["requestBody"] = map[string]any{"required": !empty && !cancel, "content": content}
+		o["requestBody"] = map[string]any{"required": !empty && !cancel && !accept, "content": content}
 	}
 	responses := map[string]any{}
 	for _, r := range op.responses {

@@ -205,6 +205,13 @@ func operations() []operation {
 			roles: op, responses: answers([]answer{{status: 200, body: api.RememberedList{}}}, 401, 403)},
 		{method: "delete", path: "/v1/remembered/:id", id: "revokeRemembered", summary: "Revoke a remembered allow at once (again: answers it unchanged)",
 			roles: op, responses: answers([]answer{{status: 200, body: api.Remembered{}}}, 401, 403, 404)},
+		{method: "get", path: "/v1/suggestions", id: "listSuggestions", summary: "The remembered allows proposed now: where operators kept allowing one command family in one project, with the grant each makes and the decisions it covers",
+			roles: op, responses: answers([]answer{{status: 200, body: api.SuggestionList{}}}, 401, 403)},
+		{method: "post", path: "/v1/suggestions/:id/accept", id: "acceptSuggestion", summary: "Make the suggested remembered allow, as the calling operator (audited); the body may choose its duration",
+			roles: op, body: api.AcceptSuggestion{},
+			responses: answers([]answer{{status: 200, body: api.SuggestionAccepted{}}}, 400, 401, 403, 404, 409, 413)},
+		{method: "post", path: "/v1/suggestions/:id/dismiss", id: "dismissSuggestion", summary: "Refuse a suggestion for good (audited); again: answers it unchanged",
+			roles: op, responses: answers([]answer{{status: 200, body: api.Suggestion{}}}, 401, 403, 404, 409)},
 
 		{method: "get", path: "/v1/rules", id: "listRules", summary: "The rules in force",
 			roles: op, responses: answers([]answer{{status: 200, body: api.Rules{}}}, 401, 403)},

@@ -36,6 +36,8 @@ func TestStrictConfiguration(t *testing.T) {
 		{"a bad duration flag", "", "", []string{"--max-expiry", "forever"}, `invalid value "forever" for flag -max-expiry: want a duration, a number with a unit: 90s, 15m, 1h, 168h`},
 		{"a bad number flag", "", "", []string{"--filing-rate", "fast"}, `invalid value "fast" for flag -filing-rate: want a number`},
 		{"a zero cap", "", "", []string{"--max-waiters", "0"}, "--max-waiters must be above zero"},
+		{"a bad suggestion count", "GATEHOUSE_SUGGEST_AFTER", "often", nil, `GATEHOUSE_SUGGEST_AFTER="often" is not a whole number`},
+		{"a zero suggestion count", "", "", []string{"--suggest-after", "0"}, "--suggest-after must be above zero"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if c.env != "" {
@@ -48,6 +50,19 @@ func TestStrictConfiguration(t *testing.T) {
 			}
 		})
 	}
+
+	t.Run("the suggestion count reaches the service, from the flag or the environment", func(t *testing.T) {
+		t.Setenv("GATEHOUSE_SUGGEST_AFTER", "5")
+		for _, c := range []struct {
+			args []string
+			want int
+		}{{nil, 5}, {[]string{"--suggest-after", "7"}, 7}} {
+			cfg, err := parseServe(c.args, io.Discard, io.Discard)
+			if err != nil || cfg.SuggestAfter != c.want {
+				t.Fatalf("%v: %d %v", c.args, cfg.SuggestAfter, err)
+			}
+		}
+	})
 
 	t.Run("an unknown database scheme", func(t *testing.T) {
 		code, stderr := runErr(t, "serve", "--addr", "127.0.0.1:0", "--database", "mysql://db/gatehouse")

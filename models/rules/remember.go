@@ -187,3 +187,21 @@ func RememberRuleText(tool, match string) string {
 	}
 	return "match: {tool: " + q(tool) + ", command: " + q(match) + "}"
 }
+
+// SuggestFamily is the command family repeated allows of command suggest
+// remembering, and the exact command among RememberChoices: for a shell line
+// of one simple command, its program and subcommand with any arguments (the
+// broadest choice offered); for a tool that is not a shell, the exact
+// command. ok is false where nothing can be remembered (RememberChoices
+// offers nothing: a line that hides what runs, a prefix off the allowlist)
+// and for a shell line of several commands, which is no family.
+func SuggestFamily(tool, command string) (family, exact RememberChoice, ok bool) {
+	cs := RememberChoices(tool, command)
+	switch {
+	case len(cs) == 1 && !ShellTool(tool):
+		return cs[0], cs[0], true
+	case len(cs) == 2 && ShellTool(tool):
+		return cs[1], cs[0], true
+	}
+	return RememberChoice{}, RememberChoice{}, false
+}

@@ -120,3 +120,29 @@ func TestCompileRemembered(t *testing.T) {
 		t.Fatalf("rule text %s", got)
 	}
 }
+
+// TestSuggestFamily: a suggestion's family is the broadest choice the
+// Remember… control offers for one command, and none where it offers none or
+// the line runs several commands.
+func TestSuggestFamily(t *testing.T) {
+	for _, c := range []struct {
+		name, tool, cmd string
+		family, exact   string
+		none            bool
+	}{
+		{name: "a program and subcommand", tool: "Bash", cmd: "npm test -- --bail", family: `^npm test( .*)?$`, exact: `^npm test -- --bail$`},
+		{name: "an allowlisted prefix is left out", tool: "Bash", cmd: "LANG=C go build ./...", family: `^go build( .*)?$`, exact: `^go build \./\.\.\.$`},
+		{name: "a prefix off the allowlist is no family", tool: "Bash", cmd: "GOFLAGS=-toolexec=x go build ./...", none: true},
+		{name: "several commands are no family", tool: "Bash", cmd: "cd web && npm test", none: true},
+		{name: "a line that hides what runs is no family", tool: "Bash", cmd: "npm test | sh", none: true},
+		{name: "another tool: the exact command", tool: "Read", cmd: "/src/a.go", family: `^/src/a\.go$`, exact: `^/src/a\.go$`},
+		{name: "no command", tool: "Bash", cmd: "", none: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f, e, ok := rules.SuggestFamily(c.tool, c.cmd)
+			if ok == c.none || (ok && (f.Match != c.family || e.Match != c.exact)) {
+				t.Fatalf("got %q %q %v", f.Match, e.Match, ok)
+			}
+		})
+	}
+}

@@ -183,6 +183,7 @@ func Migrate(db *gorm.DB) error {
 		&AuditHead{},
 		&models.Availability{},
 		&models.AgentSession{},
+		&models.Suggestion{}, &models.SuggestionDecision{},
 	)
 	if err != nil {
 		return err

@@ -200,7 +200,10 @@ func (s *Store) resolve(tx *gorm.DB, r *models.Request, d models.Decision, actio
 	if err := s.audit(tx, r, action, d.By, d.Via, detail); err != nil {
 		return err
 	}
-	return s.writeForward(tx, r)
+	if err := s.writeForward(tx, r); err != nil {
+		return err
+	}
+	return s.noteSuggestion(tx, r, d)
 }
 
 // Expire settles every open request whose expiry has passed: with its default
@@ -234,6 +237,9 @@ func (s *Store) Expire(ctx context.Context) (int, time.Time, error) {
 			r.Status, r.ResolvedAt, r.UpdatedAt, r.DecidedVia = models.StatusExpired, &now, now, &via
 			detail := map[string]any{}
 			if err := s.settleGrant(tx, r, detail); err != nil {
+				return err
+			}
+			if err := s.noteSuggestion(tx, r, models.Decision{}); err != nil {
 				return err
 			}
 			return s.audit(tx, r, action, "system", models.ViaExpiry, detail)

@@ -20,6 +20,9 @@
 //   - Pending grants: grants.go.
 //   - Remembered allows: remember.go (stored with a decision, read and
 //     used at filing, listed and revoked, each audited).
+//   - Suggestions: suggest.go (operators' allows of a family counted in each
+//     decision's transaction, the remembered allow proposed, accepted or
+//     dismissed, each audited).
 //   - Principals: tokens.go, tokens_audit.go and sessions.go (tokens, their
 //     audit entries, logins, sessions),
 //     authcache.go (authentication cached until a revocation).

@@ -23,6 +23,12 @@ type Store struct {
 	MaxExpiry     time.Duration
 	// Rules judge each new request before a person sees it; nil: none.
 	Rules *rules.RuleSet
+	// SuggestAfter is how many operator allows of one command family in one
+	// project propose a remembered allow (ListSuggestions); ReviewTouched says
+	// whether the reviewer judged a request high or critical, which keeps its
+	// family from ever being proposed (nil: none did).
+	SuggestAfter  int
+	ReviewTouched func(*models.Request) bool
 	// Read serves reads that need not see the caller's open transaction
 	// (authentication, GetRequest, lists); on SQLite a pool of query_only
 	// connections beside the one writer, so reads never queue behind writes.
@@ -58,6 +64,8 @@ func NewStore(db *gorm.DB, a Announcer) *Store {
 		Now:           func() time.Time { return time.Now().UTC() },
 		DefaultExpiry: time.Hour,
 		MaxExpiry:     7 * 24 * time.Hour,
+		SuggestAfter:  models.DefaultSuggestAfter,
+		ReviewTouched: models.ReviewedHigh,
 		open:          newOpenCache(),
 	}
 	if sqlite { // the cache checks the file's revocation epoch at each use
