@@ -92,3 +92,14 @@ export function denyMessage(o: Outcome): string {
   };
   return `The tool call was not run: ${why[o.reason] ?? o.reason}.`;
 }
+
+/** parseObject is an operator's edited arguments: a JSON object, else undefined. */
+export function parseObject(s: string | null): Record<string, unknown> | undefined {
+  if (!s) return undefined;
+  try {
+    const v: unknown = JSON.parse(s);
+    return v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}

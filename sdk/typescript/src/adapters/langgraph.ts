@@ -4,7 +4,7 @@
 
 import type { HumanInterrupt, HumanResponse } from "@langchain/langgraph/prebuilt";
 import type { Option } from "../types.js";
-import { clientOf, clip, denyMessage, describeCall, riskOf, type AdapterOptions } from "./common.js";
+import { clientOf, clip, denyMessage, describeCall, parseObject, riskOf, type AdapterOptions } from "./common.js";
 
 // One option per answer the interrupt's config allows, each meaning what the
 // graph will do with it.
@@ -56,16 +56,6 @@ export async function answerInterrupt(hi: HumanInterrupt, opts: AdapterOptions &
       return outcome.answer ? { type: "response", args: outcome.answer } : refuse(denyMessage(outcome));
     default:
       return outcome.note ? refuse(denyMessage(outcome)) : { type: "ignore", args: null };
-  }
-}
-
-function parseObject(s: string | null): Record<string, unknown> | undefined {
-  if (!s) return undefined;
-  try {
-    const v = JSON.parse(s);
-    return v && typeof v === "object" && !Array.isArray(v) ? v : undefined;
-  } catch {
-    return undefined;
   }
 }
 
