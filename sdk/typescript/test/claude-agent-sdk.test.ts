@@ -10,18 +10,21 @@ import { query } from "@anthropic-ai/claude-agent-sdk";
 import { Gatehouse } from "../src/index.js";
 import { canUseTool } from "../src/adapters/claude-agent-sdk.js";
 import type { AdapterOptions } from "../src/adapters/common.js";
-import { anthropic, decide, filings, forger, forgeries, serve, withGuard, type Served } from "./harness.js";
+import { anthropic, decide, filings, forger, forgeries, proxyTrap, serve, withGuard, type Served } from "./harness.js";
 
 interface Run {
   /** Whether the Bash command ran (it leaves a file). */
   ran: boolean;
+  /** Whether the operator's edited command ran instead. */
+  edited: boolean;
   /** The tool results the model saw. */
   results: string[];
 }
 
 /** run drives Claude Code to one Bash call, the adapter built on client. */
-async function run(client: Gatehouse, onFiled: AdapterOptions["onFiled"], timeoutMs = 60_000): Promise<Run> {
+async function run(client: Gatehouse, onFiled: AdapterOptions["onFiled"], timeoutMs = 60_000, offerEdit = false): Promise<Run> {
   const model = await anthropic("touch ran.txt");
+  const trap = await proxyTrap();
   const home = mkdtempSync(join(tmpdir(), "gatehouse-claude-"));
   const project = join(home, "project");
   mkdirSync(project);
@@ -32,7 +35,7 @@ async function run(client: Gatehouse, onFiled: AdapterOptions["onFiled"], timeou
         cwd: project,
         maxTurns: 4,
         settingSources: [],
-        canUseTool: canUseTool({ client, timeoutMs, onFiled }),
+        canUseTool: canUseTool({ client, timeoutMs, onFiled, offerEdit }),
         // Offline: the model is the mock; nothing else is reached.
         env: {
           PATH: process.env.PATH,
@@ -43,6 +46,10 @@ async function run(client: Gatehouse, onFiled: AdapterOptions["onFiled"], timeou
           DISABLE_AUTOUPDATER: "1",
           DISABLE_TELEMETRY: "1",
           DISABLE_ERROR_REPORTING: "1",
+          // The trap: a request to anywhere but 127.0.0.1 fails the test.
+          HTTPS_PROXY: trap.url,
+          HTTP_PROXY: trap.url,
+          NO_PROXY: "127.0.0.1,localhost",
         },
       },
     });
@@ -54,9 +61,11 @@ async function run(client: Gatehouse, onFiled: AdapterOptions["onFiled"], timeou
       })(),
       "Claude Code did not finish",
     );
-    return { ran: existsSync(join(project, "ran.txt")), results: model.results };
+    assert.deepEqual(trap.caught, [], "Claude Code reached past the mock");
+    return { ran: existsSync(join(project, "ran.txt")), edited: existsSync(join(project, "edited.txt")), results: model.results };
   } finally {
     await model.close();
+    await trap.close();
     rmSync(home, { recursive: true, force: true });
   }
 }
@@ -79,6 +88,16 @@ describe("Claude Agent SDK canUseTool", () => {
     await decide(s, r, "allow");
     const got = await ran;
     assert.ok(got.ran, "the allowed command did not run");
+  });
+
+  it("runs the operator's edited input on an edit", async () => {
+    const f = filings();
+    const ran = run(s.agent, f.onFiled, 60_000, true);
+    const r = await f.next();
+    assert.deepEqual(r.options!.map((o) => o.id), ["once", "edit", "deny"]);
+    await s.operator.decide(r.id, { version: r.version, decision: "edit", answer: '{"command":"touch edited.txt"}' });
+    const got = await ran;
+    assert.deepEqual([got.ran, got.edited], [false, true]);
   });
 
   it("refuses the tool on a deny, and the model reads the operator's note", async () => {

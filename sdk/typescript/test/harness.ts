@@ -316,3 +316,21 @@ export function forgeries(served: () => Served): Record<string, (filed: Request)
     },
   };
 }
+
+/**
+ * proxyTrap is an HTTP(S) proxy that refuses everything and records where
+ * each request was headed: set as HTTPS_PROXY, it catches any call a CLI makes
+ * past the mocks (NO_PROXY keeps 127.0.0.1 direct).
+ */
+export async function proxyTrap(): Promise<{ url: string; caught: string[]; close(): Promise<void> }> {
+  const caught: string[] = [];
+  const { server, url } = await listen((req, _body, res) => {
+    caught.push(`${req.method} ${req.url}`);
+    res.writeHead(403).end();
+  });
+  server.on("connect", (req, socket) => {
+    caught.push(`CONNECT ${req.url}`);
+    socket.end("HTTP/1.1 403 Forbidden\r\n\r\n");
+  });
+  return { url, caught, close: closer(server) };
+}
