@@ -200,8 +200,10 @@ func TestRealACPBridge(t *testing.T) {
 	for _, a := range acpAgents {
 		t.Run(a.name, func(t *testing.T) {
 			t.Run("attached", func(t *testing.T) { testACPAttached(t, kit, a, bin) })
-			t.Run("headless, Gatehouse down: the agent gets its reject option", func(t *testing.T) {
-				s, stderr := kit.headless(t, a, bin, down.URL, "gh_unused")
+			t.Run("headless, Gatehouse down: the agent gets its reject option, and no reply is awaited", func(t *testing.T) {
+				// --wait-reply longer than the run's guard: with no waiting
+				// item filed, the run must not wait for a reply at all.
+				s, stderr := kit.headless(t, a, bin, down.URL, "gh_unused", "--wait-reply", "10m")
 				if s.ran() || !strings.Contains(stderr, "answered selected "+a.reject) {
 					t.Fatalf("ran %v; want the agent answered %s and nothing run\n%s", s.ran(), a.reject, stderr)
 				}
