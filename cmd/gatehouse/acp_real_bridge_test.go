@@ -15,6 +15,7 @@ import (
 
 	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/cmd/gatehouse/gatehousetest"
+	"github.com/gatehousehq/gatehouse/models"
 )
 
 // acpFilings yields the requests the bridge files in a Gatehouse, each found
@@ -43,11 +44,12 @@ func watchFilings(t *testing.T, g *gatehouse) *acpFilings {
 	return f
 }
 
-// of waits for the session's filing.
+// of waits for the session's permission filing (its waiting items, filed
+// under the same session, are left for waiting).
 func (f *acpFilings) of(t *testing.T, s acpSession) *api.Request {
 	t.Helper()
 	for i, r := range f.backlog {
-		if r.SourceRef["session"] == s.sessionID {
+		if r.SourceRef["session"] == s.sessionID && r.Kind != models.KindWaiting {
 			f.backlog = append(f.backlog[:i:i], f.backlog[i+1:]...)
 			return r
 		}
@@ -61,7 +63,7 @@ func (f *acpFilings) of(t *testing.T, s acpSession) *api.Request {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if r.SourceRef["session"] == s.sessionID {
+			if r.SourceRef["session"] == s.sessionID && r.Kind != models.KindWaiting {
 				return r
 			}
 			f.backlog = append(f.backlog, r)
