@@ -13,14 +13,14 @@ import (
 // Reports of the sessions to Gatehouse go out one at a time, in order (a
 // turn's end must not overtake the prompt that began it), from a queue the
 // relay never waits on: a full queue drops the report.
-const (
-	reportTimeout = 5 * time.Second // one report
-	reportQueue   = 64
-)
+const reportQueue = 64
 
-// endGrace bounds the reports still queued when the agent exits: a server
-// that hangs delays the bridge's exit by at most this.
-var endGrace = 5 * time.Second
+var (
+	reportTimeout = 5 * time.Second // one report
+	// endGrace bounds the reports still queued when the agent exits: a
+	// server that hangs delays the bridge's exit by at most this.
+	endGrace = 5 * time.Second
+)
 
 // report is one session event on its way to Gatehouse; waiting, when set,
 // receives the waiting item the event opened (nil for none, or on failure).

@@ -319,14 +319,17 @@ func asClientError(err error, e **client.Error) bool {
 	return ok
 }
 
-// TestSessionReportsNeverBlock: a Gatehouse that is down, or takes requests
-// and never answers, holds up no turn, and the bridge's exit at most
+// TestSessionReportsNeverBlock: a Gatehouse that is down, or takes the
+// reports and never answers, holds up no turn (a report may wait a minute
+// here: each turn is a guard's wait at most), and the bridge's exit at most
 // EndGrace.
 func TestSessionReportsNeverBlock(t *testing.T) {
-	defer func(g time.Duration) { *acp.EndGrace = g }(*acp.EndGrace)
-	*acp.EndGrace = 50 * time.Millisecond
+	defer func(g, r time.Duration) { *acp.EndGrace, *acp.ReportTimeout = g, r }(*acp.EndGrace, *acp.ReportTimeout)
+	*acp.EndGrace, *acp.ReportTimeout = 50*time.Millisecond, time.Minute
 	release := make(chan struct{})
+	arrived := make(chan struct{}, 64)
 	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived <- struct{}{}
 		select {
 		case <-r.Context().Done():
 		case <-release:
@@ -342,6 +345,9 @@ func TestSessionReportsNeverBlock(t *testing.T) {
 				if _, stop := e.say(2+i, sid, "Done."); stop != "end_turn" {
 					t.Fatalf("turn %d ended %q", i, stop)
 				}
+			}
+			if name == "hanging" {
+				testkit.Recv(t, arrived, "the first report at the hanging server")
 			}
 			e.in.Close()
 			if r := e.ended(); r.code != 0 {
