@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/gatehousehq/gatehouse/api"
-	"github.com/gatehousehq/gatehouse/client"
+	"github.com/gatehousehq/gatehouse/hookanswer"
 )
 
 // Reports of the sessions to Gatehouse go out one at a time, in order (a
@@ -248,7 +248,7 @@ func (b *Bridge) awaitReply(ctx context.Context, sessionID string, gone <-chan s
 		b.logf("no reply on %s: %v", w.ID, err)
 		return "", false
 	}
-	reply, ok := client.ReplyOf(r)
+	reply, ok := hookanswer.ReplyOf(r)
 	if !ok || r.ID != w.ID {
 		b.logf("%s ended %s with no reply to send", w.ID, r.Status)
 		return "", false

@@ -60,7 +60,18 @@ func BatchDigest(r *Request) string {
 // output; TestActionDigestGolden holds it), with fewer allocations.
 var v1Semantics = jsonv1.DefaultOptionsV1()
 
+// actionCanonical is the canonical JSON the action digest hashes: the direct
+// writer's, or the definition's where the writer declines.
 func actionCanonical(r *Request) []byte {
+	if b, ok := actionCanonicalDirect(r); ok {
+		return b
+	}
+	return actionCanonicalByExclusion(r)
+}
+
+// actionCanonicalByExclusion is the definition of the action digest's
+// canonical JSON: r marshalled, less the server-assigned members, canonicalised.
+func actionCanonicalByExclusion(r *Request) []byte {
 	b, err := jsonv2.Marshal(r, v1Semantics)
 	if err != nil {
 		panic("api: action digest: " + err.Error()) // a Request always marshals

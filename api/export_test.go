@@ -10,3 +10,10 @@ func CanonicalBoth(e AuditEntry) (direct, general []byte, directErr, generalErr 
 
 // ServerAssigned lists the record's members the action digest leaves out.
 func ServerAssigned() []string { return serverAssigned }
+
+// ActionCanonicalBoth returns r's action digest canonical JSON by the direct
+// writer (and whether it wrote it) and by the definition (by exclusion).
+func ActionCanonicalBoth(r *Request) (direct []byte, ok bool, byExclusion []byte) {
+	direct, ok = actionCanonicalDirect(r)
+	return direct, ok, actionCanonicalByExclusion(r)
+}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gatehousehq/gatehouse/api"
+	"github.com/gatehousehq/gatehouse/hookanswer"
 )
 
 // AnswerClaudeCodeHook files the hook's permission request, waits up to wait
@@ -14,7 +15,7 @@ import (
 // It never allows without a decision: on any failure it returns the fallback
 // (ask, or nothing) with the error that caused it, and cancels the request so
 // the inbox shows no item nobody waits for.
-func (c *Client) AnswerClaudeCodeHook(ctx context.Context, in *ClaudeCodeHookInput, wait time.Duration) (*ClaudeCodeHookOutput, error) {
+func (c *Client) AnswerClaudeCodeHook(ctx context.Context, in *hookanswer.ClaudeCodeHookInput, wait time.Duration) (*hookanswer.ClaudeCodeHookOutput, error) {
 	waitCtx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	r, err := c.fileHookRequest(waitCtx, in, wait)
@@ -55,8 +56,8 @@ func (c *Client) AnswerClaudeCodeHook(ctx context.Context, in *ClaudeCodeHookInp
 // twice in one prompt, told apart only by tool_use_id, which PermissionRequest
 // lacks) is not this call's answer: "Allow once" was for that call, so the
 // request is filed again under a key chained to the old record.
-func (c *Client) fileHookRequest(ctx context.Context, in *ClaudeCodeHookInput, wait time.Duration) (*api.Request, error) {
-	return FileFresh(in.IdempotencyKey(), in.keyedByCall(), func(key string) (*api.Request, bool, error) {
+func (c *Client) fileHookRequest(ctx context.Context, in *hookanswer.ClaudeCodeHookInput, wait time.Duration) (*api.Request, error) {
+	return hookanswer.FileFresh(in.IdempotencyKey(), in.KeyedByCall(), func(key string) (*api.Request, bool, error) {
 		return c.FileCreated(ctx, in.NewRequest(wait), key)
 	}, settledAPI)
 }
@@ -73,3 +74,6 @@ func (c *Client) withdraw(id string) *api.Request {
 	}
 	return nil
 }
+
+// settledAPI is FileFresh's settled for the API's record.
+func settledAPI(r *api.Request) (bool, string) { return r.Status != "open", r.ID }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gatehousehq/gatehouse/api"
+	"github.com/gatehousehq/gatehouse/hookanswer"
 )
 
 // AnswerCodexHook files the hook's permission request, waits up to wait for
@@ -15,7 +16,7 @@ import (
 // decision in time, expiry, cancel) is nil with the error that caused it, and
 // a request the hook stops waiting for is cancelled. Never an allow without
 // an operator's (or an operator's rule's) allow.
-func (c *Client) AnswerCodexHook(ctx context.Context, in *CodexHookInput, wait time.Duration) (*CodexHookOutput, error) {
+func (c *Client) AnswerCodexHook(ctx context.Context, in *hookanswer.CodexHookInput, wait time.Duration) (*hookanswer.CodexHookOutput, error) {
 	waitCtx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	filed, err := c.fileCodexRequest(waitCtx, in, wait)
@@ -46,8 +47,8 @@ func (c *Client) AnswerCodexHook(ctx context.Context, in *CodexHookInput, wait t
 // tool_use_id (PermissionRequest) that names a request already settled for an
 // earlier call (the same command twice in one turn) is filed again under a
 // key chained to the old record: "Allow once" was for that call.
-func (c *Client) fileCodexRequest(ctx context.Context, in *CodexHookInput, wait time.Duration) (*api.Request, error) {
-	return FileFresh(in.IdempotencyKey(), in.keyedByCall(), func(key string) (*api.Request, bool, error) {
+func (c *Client) fileCodexRequest(ctx context.Context, in *hookanswer.CodexHookInput, wait time.Duration) (*api.Request, error) {
+	return hookanswer.FileFresh(in.IdempotencyKey(), in.KeyedByCall(), func(key string) (*api.Request, bool, error) {
 		return c.FileCreated(ctx, in.NewRequest(wait), key)
 	}, settledAPI)
 }

@@ -2,7 +2,9 @@
 // message a line, on stdio) between Codex and the client that started it, and
 // files every approval Codex asks for in Gatehouse too: whichever answers
 // first, the local client or the operator, answers Codex, and the other side
-// is withdrawn.
+// is withdrawn. It reports each thread as a session too (sessions.go): a turn
+// that completes leaves a waiting item with Codex's last message, the next
+// turn moves it on.
 package codexbridge
 
 import (
@@ -24,6 +26,7 @@ type Gatehouse interface {
 	WaitSettled(ctx context.Context, id string) (*api.Request, error)
 	Get(ctx context.Context, id string) (*api.Request, error)
 	Cancel(ctx context.Context, id string) (*api.Request, error)
+	SessionEvent(ctx context.Context, e api.SessionEvent) (*api.SessionEventAnswer, error)
 }
 
 // Bridge relays one app-server session.
@@ -46,6 +49,7 @@ type Bridge struct {
 	filed    map[string]*pending // Gatehouse request id -> its approval, while pending
 	settled  map[string]bool     // Gatehouse request ids whose decision reached Codex
 	work     sync.WaitGroup      // filings, waits and withdrawals in flight
+	sessions *sessions           // Codex's threads, reported as sessions
 }
 
 // pending is one approval Codex waits on.
@@ -76,6 +80,7 @@ func (b *Bridge) Relay(ctx context.Context, fromClient io.Reader, toClient io.Wr
 	b.mu.Lock()
 	b.toCodex, b.pending, b.operator = toCodex, map[string]*pending{}, map[string]bool{}
 	b.filed, b.settled = map[string]*pending{}, map[string]bool{}
+	b.sessions = newSessions(b.Gatehouse, b.logf)
 	b.mu.Unlock()
 
 	clientDone := make(chan error, 1)
@@ -88,6 +93,7 @@ func (b *Bridge) Relay(ctx context.Context, fromClient io.Reader, toClient io.Wr
 	stopAll()
 	b.withdrawAll()
 	b.work.Wait()
+	b.sessions.close()
 	select {
 	case cerr := <-clientDone:
 		err = errors.Join(err, cerr)
@@ -107,6 +113,9 @@ func (b *Bridge) fromCodex(ctx context.Context, line []byte, toClient io.Writer)
 	var m envelope
 	if json.Unmarshal(line, &m) != nil || m.Method == "" {
 		return nil
+	}
+	if len(m.ID) == 0 {
+		b.sessions.observe(m.Method, m.Params)
 	}
 	if m.Method == "serverRequest/resolved" {
 		var p struct {

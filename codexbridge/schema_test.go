@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/gatehousehq/gatehouse/api"
@@ -143,4 +144,50 @@ func approvalParams(t *testing.T, recording string) json.RawMessage {
 	}
 	t.Fatalf("no %s in %s", codexbridge.MethodCommandApproval, recording)
 	return nil
+}
+
+// The thread and turn notifications the bridge reports sessions from match
+// Codex's schemas as recorded, and the schemas require what the bridge reads
+// (threadId, the turn; the thread's id and cwd).
+func TestSessionNotificationsMatchCodexSchemas(t *testing.T) {
+	names := map[string]string{"thread/started": "ThreadStartedNotification", "turn/started": "TurnStartedNotification",
+		"turn/completed": "TurnCompletedNotification", "item/completed": "ItemCompletedNotification"}
+	entries, err := transcript("testdata/appserver-accept.jsonrpc.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	for _, e := range entries {
+		var m struct {
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
+		}
+		if json.Unmarshal(e.Msg, &m) != nil || names[m.Method] == "" {
+			continue
+		}
+		seen[m.Method]++
+		validate(t, schema(t, names[m.Method]), names[m.Method], m.Params)
+	}
+	if len(seen) != len(names) {
+		t.Fatalf("the recording holds %v of %v", seen, names)
+	}
+	for name, required := range map[string][]string{"TurnStartedNotification": {"threadId", "turn"}, "TurnCompletedNotification": {"threadId", "turn"},
+		"ItemCompletedNotification": {"threadId", "item"}} {
+		if !subset(required, schema(t, name).Schema().Required) {
+			t.Fatalf("%s requires %v, not all of %v", name, schema(t, name).Schema().Required, required)
+		}
+	}
+	thread := schema(t, "ThreadStartedNotification").Schema().Definitions["Thread"]
+	if thread == nil || !subset([]string{"id", "cwd"}, thread.Required) {
+		t.Fatalf("Thread does not require id and cwd: %+v", thread)
+	}
+}
+
+func subset(want, of []string) bool {
+	for _, w := range want {
+		if !slices.Contains(of, w) {
+			return false
+		}
+	}
+	return true
 }

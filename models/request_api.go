@@ -9,9 +9,20 @@ import (
 // API is the record as the API shows it, with its action digest: the one
 // conversion every surface (REST, MCP, the page, forwards) and the digest use,
 // so what is hashed is what is shown.
+//
+// A decided record's digest is its decided_digest: a decision is written on
+// the condition of the version whose digest it stores, and once a request is
+// settled nothing the digest covers changes (only its actuation, which the
+// digest leaves out). Taking it from there spares every answer about a
+// decision (the decide's, each woken waiter's, a forward's) hashing the record
+// again; TestDecidedDigestIsTheActionDigest holds the two equal.
 func (r *Request) API() api.Request {
 	out := r.record()
-	out.ActionDigest = api.ActionDigest(&out)
+	if r.DecidedDigest != nil && !r.Open() {
+		out.ActionDigest = *r.DecidedDigest
+	} else {
+		out.ActionDigest = api.ActionDigest(&out)
+	}
 	if out.Approvals != nil {
 		for i := range out.Approvals.Votes {
 			v := &out.Approvals.Votes[i]

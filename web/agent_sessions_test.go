@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/gatehousehq/gatehouse/api"
-	"github.com/gatehousehq/gatehouse/client"
+	"github.com/gatehousehq/gatehouse/hookanswer"
 	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/gatehousehq/gatehouse/models/store/storetest"
@@ -189,7 +189,7 @@ func TestClaudeCodeHTTPHookPermissionMovesOn(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, dialect string) {
 		e := newHookEnv(t, dialect)
 		t.Run("a PermissionRequest the operator decided resolves the session's waiting item", func(t *testing.T) {
-			perm := hookInput(t, client.EventPermissionRequest, "git push origin main")
+			perm := hookInput(t, hookanswer.EventPermissionRequest, "git push origin main")
 			var in map[string]any
 			if err := json.Unmarshal(perm, &in); err != nil {
 				t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/gatehousehq/gatehouse/internal/phase"
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/labstack/echo/v4"
 )
@@ -24,6 +25,7 @@ const (
 // callers; requireRoles does.
 func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
+		phase.Mark(phase.Received)
 		ctx := c.Request().Context()
 		if h := c.Request().Header.Get("Authorization"); h != "" {
 			secret, ok := strings.CutPrefix(h, "Bearer ")
@@ -35,6 +37,7 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 				return err
 			}
 			c.Set(ctxPrincipal, t.Principal())
+			phase.Mark(phase.Authenticated)
 			return next(c)
 		}
 		if ck, err := c.Cookie(SessionCookie); err == nil && ck.Value != "" {

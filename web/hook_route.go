@@ -11,7 +11,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/gatehousehq/gatehouse/client"
+	"github.com/gatehousehq/gatehouse/hookanswer"
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/labstack/echo/v4"
 	gbytes "github.com/labstack/gommon/bytes"
@@ -32,7 +32,7 @@ type hookFormat struct {
 
 // claudeCodeHook is Claude Code's "type": "http" hook protocol.
 var claudeCodeHook = hookFormat{noDecision: func(body []byte, reason string) any {
-	if out := client.ClaudeCodeNoDecision(client.ClaudeCodeEvent(body), reason); out != nil {
+	if out := hookanswer.ClaudeCodeNoDecision(hookanswer.ClaudeCodeEvent(body), reason); out != nil {
 		return out
 	}
 	return nil

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/gatehousehq/gatehouse/app"
-	"github.com/gatehousehq/gatehouse/client"
+	"github.com/gatehousehq/gatehouse/hookanswer"
 	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/gatehousehq/gatehouse/models/store/storetest"
@@ -40,7 +40,7 @@ func noDecision(t *testing.T, name string, res hookResult, want string) {
 		} `json:"hookSpecificOutput"`
 	}
 	if res.status != http.StatusOK || json.Unmarshal(res.body, &out) != nil ||
-		out.HookSpecificOutput.HookEventName != client.EventPreToolUse || out.HookSpecificOutput.PermissionDecision != "ask" {
+		out.HookSpecificOutput.HookEventName != hookanswer.EventPreToolUse || out.HookSpecificOutput.PermissionDecision != "ask" {
 		t.Errorf("%s: %d %s, want 200 with PreToolUse ask", name, res.status, res.body)
 	}
 }
@@ -92,9 +92,9 @@ func TestHookFallback(t *testing.T) {
 				name, event, want string
 				size              int
 			}{
-				{"PreToolUse of 66 KB", client.EventPreToolUse, "ask", 66 << 10},
-				{"PreToolUse of 2 MB", client.EventPreToolUse, "ask", 2 << 20},
-				{"PermissionRequest of 66 KB", client.EventPermissionRequest, "none", 66 << 10},
+				{"PreToolUse of 66 KB", hookanswer.EventPreToolUse, "ask", 66 << 10},
+				{"PreToolUse of 2 MB", hookanswer.EventPreToolUse, "ask", 2 << 20},
+				{"PermissionRequest of 66 KB", hookanswer.EventPermissionRequest, "none", 66 << 10},
 			} {
 				res := testkit.Recv(t, e.hook("?timeout=60", e.agent, bigHookInput(t, c.event, c.size)), "the hook answer")
 				noDecision(t, c.name, res, c.want)
@@ -107,8 +107,8 @@ func TestHookFallback(t *testing.T) {
 
 		t.Run("refused calls", func(t *testing.T) {
 			e := newHookEnv(t, dialect)
-			raw := hookInput(t, client.EventPreToolUse, "git push origin main")
-			pr := hookInput(t, client.EventPermissionRequest, "git push origin main")
+			raw := hookInput(t, hookanswer.EventPreToolUse, "git push origin main")
+			pr := hookInput(t, hookanswer.EventPermissionRequest, "git push origin main")
 			for _, c := range []struct {
 				name, query, token string
 				body               []byte
@@ -118,7 +118,7 @@ func TestHookFallback(t *testing.T) {
 				{"an unknown token", "", "gh_nope", raw, "ask"},
 				{"an operator token", "", e.op, raw, "ask"},
 				{"no token, PermissionRequest", "", "", pr, "none"},
-				{"no token, an input over the limit", "", "", bigHookInput(t, client.EventPreToolUse, 66<<10), "ask"},
+				{"no token, an input over the limit", "", "", bigHookInput(t, hookanswer.EventPreToolUse, 66<<10), "ask"},
 				{"no token, not a hook's input", "", "", []byte(`{"hook_event_name":`), "ask"},
 				{"a timeout out of range", "?timeout=601", e.agent, raw, "ask"},
 				{"a timeout that is not a number", "?timeout=abc", e.agent, pr, "none"},
@@ -131,7 +131,7 @@ func TestHookFallback(t *testing.T) {
 		t.Run("a content type that is not JSON is still read as the hook input", func(t *testing.T) {
 			e := newHookEnv(t, dialect)
 			for _, ct := range []string{"text/plain", "application/x-www-form-urlencoded", ""} {
-				status, body := e.DoHeader(http.MethodPost, "/v1/hooks/claude-code", e.agent, hookInput(t, client.EventPreToolUse, "git status"), "Content-Type", ct)
+				status, body := e.DoHeader(http.MethodPost, "/v1/hooks/claude-code", e.agent, hookInput(t, hookanswer.EventPreToolUse, "git status"), "Content-Type", ct)
 				if d, _ := decisionOf(t, hookResult{status, body}); d != "allow" {
 					t.Errorf("content type %q: %d %s, want the rule's allow", ct, status, body)
 				}
@@ -142,8 +142,8 @@ func TestHookFallback(t *testing.T) {
 			st, changes := storetest.Store(t, dialect)
 			env := webtest.NewOn(t, st, changes, web.Config{FilingRate: 0.001, FilingBurst: 1})
 			e := &hookEnv{Env: env, agent: env.Token(models.RoleAgent, "claude"), op: env.Token(models.RoleOperator, "alice")}
-			noDecision(t, "the first filing", testkit.Recv(t, e.hook("?timeout=1", e.agent, hookInput(t, client.EventPreToolUse, "git push")), "the hook answer"), "ask")
-			res := testkit.Recv(t, e.hook("?timeout=60", e.agent, hookInput(t, client.EventPreToolUse, "git push --force")), "the hook answer")
+			noDecision(t, "the first filing", testkit.Recv(t, e.hook("?timeout=1", e.agent, hookInput(t, hookanswer.EventPreToolUse, "git push")), "the hook answer"), "ask")
+			res := testkit.Recv(t, e.hook("?timeout=60", e.agent, hookInput(t, hookanswer.EventPreToolUse, "git push --force")), "the hook answer")
 			noDecision(t, "over the rate", res, "ask")
 			if !strings.Contains(string(res.body), "filing_too_fast") {
 				t.Errorf("over the rate: %s, want the reason", res.body)
@@ -155,9 +155,9 @@ func TestHookFallback(t *testing.T) {
 			started := make(chan struct{}, 4)
 			env := webtest.NewOn(t, st, changes, web.Config{MaxWaitersPerCaller: 1, OnWaitStart: func() { started <- struct{}{} }})
 			e := &hookEnv{Env: env, agent: env.Token(models.RoleAgent, "claude"), op: env.Token(models.RoleOperator, "alice"), started: started}
-			first := e.hook("?timeout=60", e.agent, hookInput(t, client.EventPreToolUse, "git push"))
+			first := e.hook("?timeout=60", e.agent, hookInput(t, hookanswer.EventPreToolUse, "git push"))
 			testkit.Recv(t, started, "the first wait to start")
-			noDecision(t, "over the cap", testkit.Recv(t, e.hook("?timeout=60", e.agent, hookInput(t, client.EventPermissionRequest, "git push --force")), "the hook answer"), "none")
+			noDecision(t, "over the cap", testkit.Recv(t, e.hook("?timeout=60", e.agent, hookInput(t, hookanswer.EventPermissionRequest, "git push --force")), "the hook answer"), "none")
 			id, version := e.openRequest(t)
 			e.decide(t, id, version, "deny")
 			if d, _ := decisionOf(t, testkit.Recv(t, first, "the first call")); d != "deny" {
@@ -209,7 +209,7 @@ func TestHookFallbackRoutes(t *testing.T) {
 		c.Response().Header().Set("Retry-After", "5")
 		return c.JSON(http.StatusServiceUnavailable, map[string]string{"error": "unavailable"})
 	})
-	pre := hookInput(t, client.EventPreToolUse, "git push")
+	pre := hookInput(t, hookanswer.EventPreToolUse, "git push")
 	for _, path := range []string{"/v1/hooks/test-panic", "/v1/hooks/test-internal", "/v1/hooks/test-503", "/v1/hooks/no-such-hook"} {
 		status, body := e.Do(http.MethodPost, path, "", pre)
 		noDecision(t, path, hookResult{status, body}, "ask")
@@ -217,7 +217,7 @@ func TestHookFallbackRoutes(t *testing.T) {
 			t.Errorf("%s: an internal error shows: %s", path, body)
 		}
 	}
-	status, body := e.Do(http.MethodPost, "/v1/hooks/test-503", "", hookInput(t, client.EventPermissionRequest, "git push"))
+	status, body := e.Do(http.MethodPost, "/v1/hooks/test-503", "", hookInput(t, hookanswer.EventPermissionRequest, "git push"))
 	noDecision(t, "an error status on PermissionRequest", hookResult{status, body}, "none")
 
 	if err := web.CheckHookRoutes(e.Server); err != nil {

@@ -14,7 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/gatehousehq/gatehouse/api"
-	"github.com/gatehousehq/gatehouse/client"
+	"github.com/gatehousehq/gatehouse/hookanswer"
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/labstack/echo/v4"
 )
@@ -95,7 +95,7 @@ func parseHookTimeout(c echo.Context) (time.Duration, error) {
 // has fields Gatehouse does not model, so decodeStrict's unknown-field rule
 // cannot apply. What decodeStrict refuses in any body is refused here too:
 // invalid UTF-8, a key twice under any case folding, trailing data.
-func readClaudeCodeHook(c echo.Context) (*client.ClaudeCodeHookInput, error) {
+func readClaudeCodeHook(c echo.Context) (*hookanswer.ClaudeCodeHookInput, error) {
 	body, err := io.ReadAll(c.Request().Body)
 	if err != nil {
 		return nil, err
@@ -111,7 +111,7 @@ func readClaudeCodeHook(c echo.Context) (*client.ClaudeCodeHookInput, error) {
 	if err := uniqueKeys(body); err != nil {
 		return nil, err
 	}
-	in, err := client.ParseClaudeCodeHook(bytes.NewReader(body))
+	in, err := hookanswer.ParseClaudeCodeHook(bytes.NewReader(body))
 	var te *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &te) && te.Field != "":
@@ -128,7 +128,7 @@ func readClaudeCodeHook(c echo.Context) (*client.ClaudeCodeHookInput, error) {
 // through FileRequest so rules and metrics apply. A PermissionRequest (no
 // tool_use_id) whose key names an earlier call's settled request is filed
 // again under a key chained to that record: "Allow once" was for that call.
-func (s *Server) fileClaudeCodeHook(ctx context.Context, p models.Principal, in *client.ClaudeCodeHookInput, wait time.Duration) (*models.Request, error) {
+func (s *Server) fileClaudeCodeHook(ctx context.Context, p models.Principal, in *hookanswer.ClaudeCodeHookInput, wait time.Duration) (*models.Request, error) {
 	if _, err := s.allowFiling(p); err != nil {
 		return nil, err
 	}
@@ -136,10 +136,10 @@ func (s *Server) fileClaudeCodeHook(ctx context.Context, p models.Principal, in 
 	if err != nil {
 		return nil, err
 	}
-	r, err := client.FileFresh(in.IdempotencyKey(), in.ToolUseID != "", func(key string) (*models.Request, bool, error) {
+	r, err := hookanswer.FileFresh(in.IdempotencyKey(), in.ToolUseID != "", func(key string) (*models.Request, bool, error) {
 		return s.FileRequest(ctx, p, n, key)
 	}, func(r *models.Request) (bool, string) { return !r.Open(), r.ID })
-	if errors.Is(err, client.ErrAllSettled) {
+	if errors.Is(err, hookanswer.ErrAllSettled) {
 		return nil, models.Errorf(models.ECodeConflict, "%s", err.Error())
 	}
 	return r, err
@@ -148,7 +148,7 @@ func (s *Server) fileClaudeCodeHook(ctx context.Context, p models.Principal, in 
 // giveUpHook withdraws the request the hook stopped waiting for, as the
 // command hook does, and answers the fallback; when a decision landed first,
 // the cancel's conflict carries it and that decision is the answer.
-func (s *Server) giveUpHook(c echo.Context, in *client.ClaudeCodeHookInput, id, reason string) error {
+func (s *Server) giveUpHook(c echo.Context, in *hookanswer.ClaudeCodeHookInput, id, reason string) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.Request().Context()), hookWithdrawTimeout)
 	defer cancel()
 	_, err := s.store.Withdraw(ctx, id, Principal(c), models.StatusCancelled)
@@ -178,7 +178,7 @@ func hookTrouble(ctx context.Context, what string, err error) string {
 // writeHookAnswer answers the hook: its JSON, or for no answer at all (a
 // PermissionRequest without a decision) 204, an empty 2xx that Claude Code
 // reads as "no decision" and so shows its own prompt.
-func writeHookAnswer(c echo.Context, out *client.ClaudeCodeHookOutput) error {
+func writeHookAnswer(c echo.Context, out *hookanswer.ClaudeCodeHookOutput) error {
 	if out == nil {
 		return c.NoContent(http.StatusNoContent)
 	}

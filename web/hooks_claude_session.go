@@ -9,7 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/gatehousehq/gatehouse/api"
-	"github.com/gatehousehq/gatehouse/client"
+	"github.com/gatehousehq/gatehouse/hookanswer"
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/labstack/echo/v4"
 )
@@ -25,7 +25,7 @@ func (s *Server) claudeCodeSessionHook(c echo.Context) (done bool, err error) {
 	if err != nil {
 		return true, err // the body limit's 413
 	}
-	if !client.IsClaudeCodeSessionEvent(body) || s.agentSessions() == nil {
+	if !hookanswer.IsClaudeCodeSessionEvent(body) || s.agentSessions() == nil {
 		c.Request().Body = io.NopCloser(bytes.NewReader(body))
 		return false, nil
 	}
@@ -37,7 +37,7 @@ func (s *Server) claudeCodeSessionHook(c echo.Context) (done bool, err error) {
 	if err := uniqueKeys(body); err != nil {
 		return true, err
 	}
-	in, err := client.ParseClaudeCodeSession(body)
+	in, err := hookanswer.ParseClaudeCodeSession(body)
 	if err != nil {
 		return true, invalid("%s", err.Error())
 	}
@@ -52,11 +52,11 @@ func (s *Server) claudeCodeSessionHook(c echo.Context) (done bool, err error) {
 // permissionMovedOn tells the session of a PermissionRequest the operator
 // decided that it moved on, which resolves its waiting item. It never fails
 // the hook's answer.
-func (s *Server) permissionMovedOn(ctx context.Context, p models.Principal, in *client.ClaudeCodeHookInput, r *models.Request) {
-	if in.HookEventName != client.EventPermissionRequest || in.SessionID == "" || r.Status != models.StatusResolved || s.agentSessions() == nil {
+func (s *Server) permissionMovedOn(ctx context.Context, p models.Principal, in *hookanswer.ClaudeCodeHookInput, r *models.Request) {
+	if in.HookEventName != hookanswer.EventPermissionRequest || in.SessionID == "" || r.Status != models.StatusResolved || s.agentSessions() == nil {
 		return
 	}
-	e := api.SessionEvent{Session: in.SessionID, Agent: client.AgentClaudeCode, Event: models.EventMoved, Cwd: in.Cwd}
+	e := api.SessionEvent{Session: in.SessionID, Agent: hookanswer.AgentClaudeCode, Event: models.EventMoved, Cwd: in.Cwd}
 	if err := s.recordSessionEvent(ctx, p, e); err != nil {
 		slog.Warn("claude code session event not recorded", "event", "PermissionRequest", "err", err)
 	}

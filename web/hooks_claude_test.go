@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehousehq/gatehouse/client"
+	"github.com/gatehousehq/gatehouse/hookanswer"
 	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/gatehousehq/gatehouse/models/rules"
@@ -53,7 +53,7 @@ func newHookEnv(t *testing.T, dialect string) *hookEnv {
 // hook) with the Bash command replaced.
 func hookInput(t *testing.T, event, command string) []byte {
 	t.Helper()
-	name := map[string]string{client.EventPreToolUse: "pretooluse-bash.json", client.EventPermissionRequest: "permissionrequest-bash.json"}[event]
+	name := map[string]string{hookanswer.EventPreToolUse: "pretooluse-bash.json", hookanswer.EventPermissionRequest: "permissionrequest-bash.json"}[event]
 	raw, err := os.ReadFile(filepath.Join("..", "cmd", "gatehouse", "testdata", "claude-code", name))
 	if err != nil {
 		t.Fatal(err)
@@ -119,7 +119,7 @@ func decisionOf(t *testing.T, r hookResult) (decision, reason string) {
 			PermissionDecisionReason string `json:"permissionDecisionReason"`
 		} `json:"hookSpecificOutput"`
 	}
-	if err := json.Unmarshal(r.body, &out); r.status != http.StatusOK || err != nil || out.HookSpecificOutput.HookEventName != client.EventPreToolUse {
+	if err := json.Unmarshal(r.body, &out); r.status != http.StatusOK || err != nil || out.HookSpecificOutput.HookEventName != hookanswer.EventPreToolUse {
 		t.Fatalf("hook answer: %d %s %v", r.status, r.body, err)
 	}
 	return out.HookSpecificOutput.PermissionDecision, out.HookSpecificOutput.PermissionDecisionReason
@@ -129,7 +129,7 @@ func TestClaudeCodeHTTPHook(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, dialect string) {
 		t.Run("a rule-approved PreToolUse answers allow at once", func(t *testing.T) {
 			e := newHookEnv(t, dialect)
-			res := testkit.Recv(t, e.hook("", e.agent, hookInput(t, client.EventPreToolUse, "git status")), "the hook answer")
+			res := testkit.Recv(t, e.hook("", e.agent, hookInput(t, hookanswer.EventPreToolUse, "git status")), "the hook answer")
 			if d, reason := decisionOf(t, res); d != "allow" || !strings.Contains(reason, "rule:git-read") {
 				t.Fatalf("rule-approved call: %s (%s), want allow by rule:git-read", d, reason)
 			}
@@ -140,7 +140,7 @@ func TestClaudeCodeHTTPHook(t *testing.T) {
 
 		t.Run("an operator's decision releases a waiting call", func(t *testing.T) {
 			e := newHookEnv(t, dialect)
-			call := e.hook("?timeout=60", e.agent, hookInput(t, client.EventPreToolUse, "git push origin main"))
+			call := e.hook("?timeout=60", e.agent, hookInput(t, hookanswer.EventPreToolUse, "git push origin main"))
 			testkit.Recv(t, e.started, "the hook's wait to start")
 			id, version := e.openRequest(t)
 			e.decide(t, id, version, "once")
@@ -151,7 +151,7 @@ func TestClaudeCodeHTTPHook(t *testing.T) {
 
 		t.Run("a timeout answers ask and cancels the request", func(t *testing.T) {
 			e := newHookEnv(t, dialect)
-			res := testkit.Recv(t, e.hook("?timeout=1", e.agent, hookInput(t, client.EventPreToolUse, "git push origin main")), "the hook to time out")
+			res := testkit.Recv(t, e.hook("?timeout=1", e.agent, hookInput(t, hookanswer.EventPreToolUse, "git push origin main")), "the hook to time out")
 			if d, reason := decisionOf(t, res); d != "ask" || !strings.Contains(reason, "No decision") {
 				t.Fatalf("timed out: %s (%s), want ask", d, reason)
 			}
@@ -167,7 +167,7 @@ func TestClaudeCodeHTTPHook(t *testing.T) {
 			done := make(chan struct{})
 			go func() {
 				defer close(done)
-				e.DoCtx(ctx, http.MethodPost, "/v1/hooks/claude-code?timeout=60", e.agent, hookInput(t, client.EventPreToolUse, "git push origin main"))
+				e.DoCtx(ctx, http.MethodPost, "/v1/hooks/claude-code?timeout=60", e.agent, hookInput(t, hookanswer.EventPreToolUse, "git push origin main"))
 			}()
 			testkit.Recv(t, e.started, "the hook's wait to start")
 			id, _ := e.openRequest(t)
@@ -181,7 +181,7 @@ func TestClaudeCodeHTTPHook(t *testing.T) {
 
 		t.Run("a PermissionRequest is answered in Claude Code's shape", func(t *testing.T) {
 			e := newHookEnv(t, dialect)
-			call := e.hook("?timeout=60", e.agent, hookInput(t, client.EventPermissionRequest, "git push origin main"))
+			call := e.hook("?timeout=60", e.agent, hookInput(t, hookanswer.EventPermissionRequest, "git push origin main"))
 			testkit.Recv(t, e.started, "the hook's wait to start")
 			id, version := e.openRequest(t)
 			e.decide(t, id, version, "once")
@@ -192,7 +192,7 @@ func TestClaudeCodeHTTPHook(t *testing.T) {
 			}
 
 			// No decision: an empty 2xx, so Claude Code shows its own prompt.
-			res = testkit.Recv(t, e.hook("?timeout=1", e.agent, hookInput(t, client.EventPermissionRequest, "git push --force")), "the hook to time out")
+			res = testkit.Recv(t, e.hook("?timeout=1", e.agent, hookInput(t, hookanswer.EventPermissionRequest, "git push --force")), "the hook to time out")
 			if res.status != http.StatusNoContent || len(res.body) != 0 {
 				t.Fatalf("PermissionRequest without a decision: %d %q, want 204 and no body", res.status, res.body)
 			}
@@ -202,10 +202,10 @@ func TestClaudeCodeHTTPHook(t *testing.T) {
 		// that key with another body, and has that allowed: the hook must not
 		// take that allow as the answer to what it files.
 		t.Run("a pre-claimed key never allows", func(t *testing.T) {
-			for _, event := range []string{client.EventPreToolUse, client.EventPermissionRequest} {
+			for _, event := range []string{hookanswer.EventPreToolUse, hookanswer.EventPermissionRequest} {
 				e := newHookEnv(t, dialect)
 				raw := hookInput(t, event, "git push origin main")
-				in, err := client.ParseClaudeCodeHook(bytes.NewReader(raw))
+				in, err := hookanswer.ParseClaudeCodeHook(bytes.NewReader(raw))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -222,7 +222,7 @@ func TestClaudeCodeHTTPHook(t *testing.T) {
 				if strings.Contains(string(res.body), `"allow"`) {
 					t.Fatalf("%s: the hook allowed on the agent's pre-claimed record: %s", event, res.body)
 				}
-				if event == client.EventPermissionRequest {
+				if event == hookanswer.EventPermissionRequest {
 					if res.status != http.StatusNoContent {
 						t.Fatalf("PermissionRequest on a pre-claimed key: %d %s, want 204", res.status, res.body)
 					}

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/gatehousehq/gatehouse/api"
-	"github.com/gatehousehq/gatehouse/client"
+	"github.com/gatehousehq/gatehouse/hookanswer"
 	"github.com/gatehousehq/gatehouse/static"
 )
 
@@ -166,7 +166,7 @@ func TestPageGzip(t *testing.T) {
 		}
 		// A refused token answers at once with the hook's own "ask".
 		res, body = e.raw(nil, "POST", "/v1/hooks/claude-code", "gzip", http.Header{"Content-Type": {"application/json"}, "Authorization": {"Bearer not-a-token"}},
-			bytes.NewReader(hookInput(t, client.EventPreToolUse, "ls")))
+			bytes.NewReader(hookInput(t, hookanswer.EventPreToolUse, "ls")))
 		if res.StatusCode != 200 || res.Header.Get("Content-Encoding") != "" || !strings.Contains(string(body), "ask") {
 			t.Errorf("POST /v1/hooks/claude-code: %d %q %s", res.StatusCode, res.Header.Get("Content-Encoding"), body)
 		}

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/gatehousehq/gatehouse/api"
+	"github.com/gatehousehq/gatehouse/internal/phase"
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/labstack/echo/v4"
 )
@@ -15,11 +16,14 @@ func (s *Server) decideRequest(c echo.Context) error {
 	if err := bindJSON(c, &in); err != nil {
 		return err
 	}
+	phase.Mark(phase.Decoded)
 	r, g, err := s.DecideRemember(c, c.Param("id"), in)
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, decidedAnswer(r, g))
+	err = c.JSON(http.StatusOK, decidedAnswer(r, g))
+	phase.Mark(phase.Answered)
+	return err
 }
 
 // decideAttention is decideRequest in the shape runtimes already speak.

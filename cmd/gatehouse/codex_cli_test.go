@@ -70,33 +70,49 @@ type codexRun struct {
 func runCodexExec(t *testing.T, codex, gatehouse, hooksFile, url, token, command string) *codexRun {
 	t.Helper()
 	mock := modelmock.NewResponses(t, command, "Pushing needs to write outside the workspace.")
-	home := t.TempDir()
-	codexHome := filepath.Join(home, ".codex")
-	project := filepath.Join(home, "project")
-	for _, d := range []string{codexHome, project} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
 	hooks, err := os.ReadFile("testdata/codex/" + hooksFile)
 	if err != nil {
 		t.Fatal(err)
 	}
 	hooks = bytes.Replace(hooks, []byte(`"gatehouse hook codex`), []byte(`"`+gatehouse+` hook codex`), 1)
+	home := newCodexHome(t, mock, hooks)
+	run := execCodex(t, codex, home, url, token, "exec", "--approve-for-me", "--dangerously-bypass-hook-trust",
+		"--skip-git-repo-check", "-C", filepath.Join(home, "project"), "run the command")
+	run.mock = mock
+	return run
+}
+
+// newCodexHome makes HOME with a CODEX_HOME whose model is mock and whose
+// hooks.json is hooks, and an empty project.
+func newCodexHome(t *testing.T, mock *modelmock.Responses, hooks []byte) string {
+	t.Helper()
+	home := t.TempDir()
+	codexHome := filepath.Join(home, ".codex")
+	for _, d := range []string{codexHome, filepath.Join(home, "project")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	write(t, filepath.Join(codexHome, "hooks.json"), hooks)
 	write(t, filepath.Join(codexHome, "config.toml"), []byte(fmt.Sprintf(codexConfig, mock.URL)))
+	return home
+}
 
+// execCodex runs the Codex CLI with args in home's project, its hooks
+// reaching Gatehouse at url with token.
+func execCodex(t *testing.T, codex, home, url, token string, args ...string) *codexRun {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), codexRunLimit)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, codex, "exec", "--approve-for-me", "--dangerously-bypass-hook-trust",
-		"--skip-git-repo-check", "-C", project, "run the command")
-	cmd.Env = []string{"HOME=" + home, "CODEX_HOME=" + codexHome, "PATH=/usr/local/bin:/usr/bin:/bin", "SHELL=/bin/bash",
+	cmd := exec.CommandContext(ctx, codex, args...)
+	cmd.Dir = filepath.Join(home, "project")
+	cmd.Env = []string{"HOME=" + home, "CODEX_HOME=" + filepath.Join(home, ".codex"), "PATH=/usr/local/bin:/usr/bin:/bin", "SHELL=/bin/bash",
 		"GATEHOUSE_TEST_MOCK_KEY=mock", "GATEHOUSE_URL=" + url, "GATEHOUSE_TOKEN=" + token, "NO_COLOR=1"}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.Stdin = strings.NewReader("")
-	err = cmd.Run()
-	return &codexRun{home: home, mock: mock, stdout: stdout.String(), stderr: stderr.String(), err: err}
+	err := cmd.Run()
+	return &codexRun{home: home, stdout: stdout.String(), stderr: stderr.String(), err: err}
 }
 
 func write(t *testing.T, path string, b []byte) {

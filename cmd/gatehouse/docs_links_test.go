@@ -229,7 +229,7 @@ var history = regexp.MustCompile(`(?i:this session|last session|sessions? ago|\.
 
 // productText is wording of the product that the phrases above would take for
 // history: the option label the Claude Code hook and the Codex bridge show
-// (client/claudecode_scopes.go, codexbridge), which the docs quote.
+// (hookanswer/claudecode_scopes.go, codexbridge), which the docs quote.
 var productText = []string{"Allow for this session"}
 
 // historyPhrases are "line: phrase" for each match in text.

@@ -8,7 +8,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/gatehousehq/gatehouse/client"
+	"github.com/gatehousehq/gatehouse/hookanswer"
 )
 
 // defaultHookWait is how long the hook waits for the operator. Claude Code's
@@ -47,10 +47,10 @@ func runClaudeCodeHook(ctx context.Context, args []string, stdin io.Reader, stdo
 		fmt.Fprintln(stderr, "gatehouse hook:", err)
 		return 1
 	}
-	if client.IsClaudeCodeSessionEvent(body) {
+	if hookanswer.IsClaudeCodeSessionEvent(body) {
 		return runClaudeCodeSessionHook(ctx, body, *url, *token, *waitReply, stdout, stderr)
 	}
-	in, err := client.ParseClaudeCodeHook(bytes.NewReader(body))
+	in, err := hookanswer.ParseClaudeCodeHook(bytes.NewReader(body))
 	if err != nil {
 		fmt.Fprintln(stderr, "gatehouse hook:", err)
 		return 1
@@ -68,7 +68,7 @@ func runClaudeCodeHook(ctx context.Context, args []string, stdin io.Reader, stdo
 	if out == nil {
 		return 0
 	}
-	if in.HookEventName == client.EventPermissionRequest {
+	if in.HookEventName == hookanswer.EventPermissionRequest {
 		movedOn(ctx, c, in, stderr) // a decided permission: the session goes on
 	}
 	b, err := json.Marshal(out)

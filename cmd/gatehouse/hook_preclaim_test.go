@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gatehousehq/gatehouse/client"
+	"github.com/gatehousehq/gatehouse/hookanswer"
 	"github.com/gatehousehq/gatehouse/internal/testkit"
 )
 
@@ -19,7 +20,7 @@ func TestHookPreclaimedKey(t *testing.T) {
 	for _, event := range []string{preToolUse, permissionRequest} {
 		t.Run(event, func(t *testing.T) {
 			ts := newTestServer(t)
-			in, err := client.ParseClaudeCodeHook(bytes.NewReader(fixture(t, event)))
+			in, err := hookanswer.ParseClaudeCodeHook(bytes.NewReader(fixture(t, event)))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -14,7 +14,8 @@ import (
 // command outside the sandbox (require_escalated, so the call reaches the
 // approval) and, once handed the command's result, says "done". A call of
 // Codex's approval reviewer (a sub-agent, client_metadata
-// x-openai-subagent) is refused, so the reviewer can never approve.
+// x-openai-subagent) is refused, so the reviewer can never approve. With no
+// command, its model says "done" to every call.
 type Responses struct {
 	// URL is the base URL; the API is under URL+"/v1".
 	URL string
@@ -23,6 +24,7 @@ type Responses struct {
 	command, justification string
 	mu                     sync.Mutex
 	outputs                []string // function_call_output texts, in the order they came
+	prompts                []string // each call's last user message text
 	reviews                int      // calls of the approval reviewer
 }
 
@@ -45,6 +47,14 @@ func (m *Responses) Outputs() []string {
 	return append([]string(nil), m.outputs...)
 }
 
+// Prompts are the texts of the last user message of each call, in order:
+// what Codex told the model to do next.
+func (m *Responses) Prompts() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]string(nil), m.prompts...)
+}
+
 // Reviews counts the approval reviewer's calls the mock refused.
 func (m *Responses) Reviews() int {
 	m.mu.Lock()
@@ -55,9 +65,11 @@ func (m *Responses) Reviews() int {
 // responsesBody is what the mock reads of a Responses API call.
 type responsesBody struct {
 	Input []struct {
-		Type   string          `json:"type"`
-		CallID string          `json:"call_id"`
-		Output json.RawMessage `json:"output"`
+		Type    string          `json:"type"`
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+		CallID  string          `json:"call_id"`
+		Output  json.RawMessage `json:"output"`
 	} `json:"input"`
 	ClientMetadata map[string]string `json:"client_metadata"`
 }
@@ -81,8 +93,11 @@ func (m *Responses) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"error":{"message":"the mock never reviews approvals","type":"invalid_request_error"}}`, http.StatusBadRequest)
 		return
 	}
-	answered := false
+	answered, prompt := m.command == "", ""
 	for _, in := range req.Input {
+		if in.Type == "message" && in.Role == "user" {
+			prompt = partsText(in.Content)
+		}
 		if in.Type == "function_call_output" && in.CallID == CallID {
 			answered = true
 			m.mu.Lock()
@@ -90,6 +105,9 @@ func (m *Responses) serve(w http.ResponseWriter, r *http.Request) {
 			m.mu.Unlock()
 		}
 	}
+	m.mu.Lock()
+	m.prompts = append(m.prompts, prompt)
+	m.mu.Unlock()
 	var item any
 	if answered {
 		item = map[string]any{"type": "message", "role": "assistant", "id": "msg_mock000002",

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"sync"
 
+	"github.com/gatehousehq/gatehouse/internal/phase"
 	"github.com/gatehousehq/gatehouse/models"
 )
 
@@ -44,7 +45,10 @@ func (pk *Parker) deliver(waits []*Wait, ch models.Change) {
 	n := min(len(waits), inlineAnswers)
 	for _, p := range waits[:n] {
 		if conn := p.woken(ch); conn != nil {
-			done := p.send(conn, pk.answers.response(p.header, ch.Encoded(p.pk.cfg.Woken)), true)
+			answer := pk.answers.response(p.header, ch.Encoded(p.pk.cfg.Woken))
+			phase.Mark(phase.WaiterReady)
+			done := p.send(conn, answer, true)
+			phase.Mark(phase.WaiterAnswered)
 			p.pk.cfg.Released(ch.Record, false)
 			if done {
 				p.close(conn)

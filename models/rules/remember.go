@@ -149,12 +149,33 @@ func (m *RememberedMatch) MatchesParsed(tool, command string, sh **ShellLine) bo
 // RememberWords is a pattern in words: the offered family's words when it is
 // one of them, else the pattern itself.
 func RememberWords(tool, command, match string) string {
-	for _, c := range RememberChoices(tool, command) {
-		if c.Match == match {
-			return c.Words
-		}
+	return RememberWordsIn(RememberChoices(tool, command), match)
+}
+
+// RememberWordsIn is RememberWords for a caller that holds the command's
+// RememberChoices already, so the command is not parsed again.
+func RememberWordsIn(choices []RememberChoice, match string) string {
+	if c, ok := offered(choices, match); ok {
+		return c.Words
 	}
 	return "each command matching " + match
+}
+
+// offered is the choice among choices whose pattern is match.
+func offered(choices []RememberChoice, match string) (RememberChoice, bool) {
+	for _, c := range choices {
+		if c.Match == match {
+			return c, true
+		}
+	}
+	return RememberChoice{}, false
+}
+
+// Offered reports whether match is the pattern of one of choices: one
+// RememberChoices has already matched against the command it was made for.
+func Offered(choices []RememberChoice, match string) bool {
+	_, ok := offered(choices, match)
+	return ok
 }
 
 // RememberRuleText is a remembered allow written as a rules file's match, so

@@ -165,12 +165,15 @@ func (s *Store) waitingExpiry() time.Duration {
 	return min(models.SessionRetireAfter+time.Hour, s.MaxExpiry)
 }
 
+// agentNames are the names the hooks' agents go by in a waiting item's title.
+var agentNames = map[string]string{"claude-code": "Claude Code", "codex": "Codex"}
+
 // waitingFiling is the waiting item of a session: Gatehouse's own title, the
 // last message as the detail, no options, and a free-text answer unless the
 // session cannot take one.
 func waitingFiling(a *models.AgentSession, e models.SessionEvent, exp time.Duration) models.NewRequest {
-	who := "Claude Code"
-	if a.Agent != "claude-code" {
+	who := agentNames[a.Agent]
+	if who == "" {
 		who = models.CleanText(a.Agent, 32)
 	}
 	title := who + " is waiting for you"

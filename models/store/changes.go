@@ -3,6 +3,7 @@ package store
 import (
 	"sync"
 
+	"github.com/gatehousehq/gatehouse/internal/phase"
 	"github.com/gatehousehq/gatehouse/models"
 	"gorm.io/gorm"
 )
@@ -117,6 +118,7 @@ func NewChanges() *Changes {
 // Announce publishes ch to all subscribers and wakes the waiters on its request,
 // and on a decision the waiters on its runtime's feed (RuntimeKey).
 func (c *Changes) Announce(ch models.Change) {
+	phase.Mark(phase.Announced)
 	ch = ch.Shared()
 	c.mu.Lock()
 	ws := c.waiters[ch.RequestID]

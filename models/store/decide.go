@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gatehousehq/gatehouse/internal/phase"
 	"github.com/gatehousehq/gatehouse/models"
 	"gorm.io/gorm"
 )
@@ -43,6 +44,7 @@ func (s *Store) decide(ctx context.Context, id string, d models.Decision, also *
 		s.decideRead(r)
 	}
 	d.Digest = r.ActionDigest() // outside the one writer's turn
+	phase.Mark(phase.Checked)
 	err = s.transact(s.DB.WithContext(ctx), func(tx *gorm.DB) error {
 		if voting {
 			return s.vote(tx, r, d)

@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"gorm.io/gorm"
+
+	"github.com/gatehousehq/gatehouse/internal/phase"
 )
 
 // maxBatch caps how many writers share one SQLite transaction, so a batch's
@@ -216,6 +218,7 @@ func (g *groupCommit) transaction(fn func(tx *gorm.DB, bt *batchTx) error) (err 
 	if err != nil {
 		return err
 	}
+	phase.Mark(phase.Began)
 	tx := g.db.Session(&gorm.Session{NewDB: true, Context: ctx})
 	if g.stmts != nil {
 		defer g.stmts.prepareSeen(sqlDB)
@@ -242,9 +245,11 @@ func (g *groupCommit) transaction(fn func(tx *gorm.DB, bt *batchTx) error) (err 
 	if err := bt.sendNotes(tx); err != nil {
 		return err
 	}
+	phase.Mark(phase.Written)
 	if err := sqlTx.Commit(); err != nil {
 		return err
 	}
+	phase.Mark(phase.Committed)
 	committed = true
 	return nil
 }

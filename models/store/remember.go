@@ -101,16 +101,21 @@ func (s *Store) rememberFor(r *models.Request, d models.Decision, spec *Remember
 	if match == "" {
 		match = choices[0].Match
 	}
-	m, err := rules.CompileRemembered(match)
-	if err != nil {
-		return nil, err
-	}
-	if !m.Matches(r.Tool, r.Command) {
-		return nil, models.Errorf(models.ECodeInvalid, "remember.match %q does not cover this request's own command", match)
+	// An offered pattern has been compiled and matched against this command
+	// by RememberChoices, with the matcher used here; another is checked now.
+	// Either way the command is parsed once, not again for the words.
+	if !rules.Offered(choices, match) {
+		m, err := rules.CompileRemembered(match)
+		if err != nil {
+			return nil, err
+		}
+		if !m.Matches(r.Tool, r.Command) {
+			return nil, models.Errorf(models.ECodeInvalid, "remember.match %q does not cover this request's own command", match)
+		}
 	}
 	g := &models.Remembered{
 		ID: models.NewID("rem_"), Scope: spec.Scope, For: spec.For, Tool: r.Tool, Match: match,
-		Words: rules.RememberWords(r.Tool, r.Command, match), OwnerID: r.OwnerID, Filer: r.CreatedBy,
+		Words: rules.RememberWordsIn(choices, match), OwnerID: r.OwnerID, Filer: r.CreatedBy,
 		RequestID: r.ID, Option: d.Option, CreatedBy: d.By,
 	}
 	if d.Voter != nil {

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/gatehousehq/gatehouse/models"
@@ -60,4 +61,33 @@ func twenty() []string {
 		out = append(out, "make "+w)
 	}
 	return out
+}
+
+// BenchmarkDecideRemembering measures a decision that stores a remembered
+// allow for a shell command (the page's "Allow for this session"): the
+// command's remember choices, the grant and both audit entries, on SQLite.
+func BenchmarkDecideRemembering(b *testing.B) {
+	s, _ := storetest.Store(b, "sqlite")
+	tok, _, err := s.CreateToken(ctx, models.RoleAgent, "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := tok.Principal()
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		b.StopTimer()
+		i++ // a session of its own each time: the last grant would decide the filing
+		n := shellFiling("go test ./... && go vet ./...", fmt.Sprint("s", i), "/w")
+		n.Options = allowDeny()
+		r, _, err := s.CreateRequest(ctx, p, n, "")
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		if _, _, err := s.DecideRemembering(ctx, r.ID, models.Decision{Version: 1, Option: "once", By: "operator:o", Via: "api"},
+			&store.RememberSpec{Scope: "session", For: "until_revoked"}); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

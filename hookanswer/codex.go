@@ -1,4 +1,4 @@
-package client
+package hookanswer
 
 import (
 	"crypto/sha256"
@@ -132,8 +132,8 @@ func (in *CodexHookInput) IdempotencyKey() string {
 	return "codex:" + in.HookEventName + ":" + in.SessionID + ":" + call
 }
 
-// keyedByCall reports whether the idempotency key names exactly one tool call.
-func (in *CodexHookInput) keyedByCall() bool { return in.ToolUseID != "" }
+// KeyedByCall reports whether the idempotency key names exactly one tool call.
+func (in *CodexHookInput) KeyedByCall() bool { return in.ToolUseID != "" }
 
 // CodexHookOutput is the JSON the hook prints. Codex parses it strictly
 // (unknown fields make it no decision), so it holds only fields Codex's

@@ -1,10 +1,10 @@
-package client_test
+package hookanswer_test
 
 import (
 	"testing"
 
 	"github.com/gatehousehq/gatehouse/api"
-	"github.com/gatehousehq/gatehouse/client"
+	"github.com/gatehousehq/gatehouse/hookanswer"
 )
 
 func TestCodexDecision(t *testing.T) {
@@ -30,7 +30,7 @@ func TestCodexDecision(t *testing.T) {
 		{"an option that is not offered", &api.Request{ID: "req_1", Status: "resolved", Decision: new(string), Options: opts}, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if got := client.CodexDecision(filed, c.final); got != c.want {
+			if got := hookanswer.CodexDecision(filed, c.final); got != c.want {
 				t.Fatalf("CodexDecision = %q, want %q", got, c.want)
 			}
 		})

@@ -1,4 +1,4 @@
-package client_test
+package hookanswer_test
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/gatehousehq/gatehouse/client"
+	"github.com/gatehousehq/gatehouse/hookanswer"
 )
 
 // seedHooks adds the recorded hook inputs (testdata/hooks, copied from the real
@@ -38,7 +38,7 @@ func seedHooks(f *testing.F, prefix string) {
 func FuzzParseClaudeCodeHook(f *testing.F) {
 	seedHooks(f, "claude-")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		in, err := client.ParseClaudeCodeHook(bytes.NewReader(data))
+		in, err := hookanswer.ParseClaudeCodeHook(bytes.NewReader(data))
 		if err != nil {
 			if in != nil {
 				t.Fatalf("an error with an input: %v", err)
@@ -47,7 +47,7 @@ func FuzzParseClaudeCodeHook(f *testing.F) {
 		}
 		nr := in.NewRequest(time.Minute)
 		checkTitle(t, nr.Title)
-		again, err := client.ParseClaudeCodeHook(bytes.NewReader(marshal(t, in)))
+		again, err := hookanswer.ParseClaudeCodeHook(bytes.NewReader(marshal(t, in)))
 		if err != nil {
 			t.Fatalf("round trip refused: %v", err)
 		}
@@ -66,7 +66,7 @@ func FuzzParseClaudeCodeHook(f *testing.F) {
 func FuzzParseCodexHook(f *testing.F) {
 	seedHooks(f, "codex-")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		in, err := client.ParseCodexHook(bytes.NewReader(data))
+		in, err := hookanswer.ParseCodexHook(bytes.NewReader(data))
 		if err != nil {
 			if in != nil {
 				t.Fatalf("an error with an input: %v", err)
@@ -74,7 +74,7 @@ func FuzzParseCodexHook(f *testing.F) {
 			return
 		}
 		checkTitle(t, in.NewRequest(time.Minute).Title)
-		again, err := client.ParseCodexHook(bytes.NewReader(marshal(t, in)))
+		again, err := hookanswer.ParseCodexHook(bytes.NewReader(marshal(t, in)))
 		if err != nil {
 			t.Fatalf("round trip refused: %v", err)
 		}

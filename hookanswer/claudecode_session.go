@@ -1,10 +1,9 @@
-package client
+package hookanswer
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
+	"strings"
 
 	"github.com/gatehousehq/gatehouse/api"
 )
@@ -101,25 +100,22 @@ func (in *ClaudeCodeSessionInput) Event(machine string) (api.SessionEvent, bool)
 	return e, true
 }
 
-// ClaudeCodeStopAnswer is a Stop hook's answer that continues the session:
-// Claude Code sends the model "Stop hook feedback:\n" and Reason, and runs
-// another turn.
-type ClaudeCodeStopAnswer struct {
+// StopAnswer is a Stop hook's answer that continues the session, the same for
+// Claude Code and Codex: Claude Code sends the model "Stop hook feedback:\n"
+// and Reason, Codex a user message <hook_prompt …>Reason</hook_prompt>, and
+// each runs another turn.
+type StopAnswer struct {
 	Decision string `json:"decision"`
 	Reason   string `json:"reason"`
 }
 
-// SessionEvent records what one of the caller's sessions did.
-func (c *Client) SessionEvent(ctx context.Context, e api.SessionEvent) (*api.SessionEventAnswer, error) {
-	var out api.SessionEventAnswer
-	return &out, c.Do(ctx, http.MethodPost, "/v1/agent-sessions/events", nil, e, &out)
-}
-
 // ReplyOf is the operator's free-text answer on a settled waiting item, and
 // false when it was settled any other way (moved on, ended, retired,
-// dismissed, expired): only an operator's answer continues the session.
+// dismissed, expired): only an operator's answer continues the session. An
+// answer of blanks continues nothing: Codex refuses a block whose reason has
+// no text.
 func ReplyOf(r *api.Request) (string, bool) {
-	if r == nil || r.Kind != "waiting" || r.Status != "resolved" || r.Answer == nil || *r.Answer == "" || r.Decision != nil {
+	if r == nil || r.Kind != "waiting" || r.Status != "resolved" || r.Answer == nil || strings.TrimSpace(*r.Answer) == "" || r.Decision != nil {
 		return "", false
 	}
 	if r.DecidedVia != nil {

@@ -1,4 +1,4 @@
-package client
+package hookanswer
 
 import (
 	"bytes"
@@ -146,8 +146,8 @@ func (in *ClaudeCodeHookInput) IdempotencyKey() string {
 	return "claude-code:" + in.HookEventName + ":" + in.SessionID + ":" + call
 }
 
-// keyedByCall reports whether the idempotency key names exactly one tool call.
-func (in *ClaudeCodeHookInput) keyedByCall() bool { return in.ToolUseID != "" }
+// KeyedByCall reports whether the idempotency key names exactly one tool call.
+func (in *ClaudeCodeHookInput) KeyedByCall() bool { return in.ToolUseID != "" }
 
 // ClaudeCodeHookOutput is the JSON a hook prints.
 type ClaudeCodeHookOutput struct {

@@ -1,4 +1,4 @@
-package client_test
+package hookanswer_test
 
 import (
 	"encoding/json"
@@ -8,14 +8,14 @@ import (
 	"time"
 
 	"github.com/gatehousehq/gatehouse/api"
-	"github.com/gatehousehq/gatehouse/client"
+	"github.com/gatehousehq/gatehouse/hookanswer"
 )
 
 // permissionInput is a PermissionRequest input with the given suggestions,
 // shaped like the recorded one (cmd/gatehouse/testdata/claude-code).
-func permissionInput(t *testing.T, suggestions string) *client.ClaudeCodeHookInput {
+func permissionInput(t *testing.T, suggestions string) *hookanswer.ClaudeCodeHookInput {
 	t.Helper()
-	in, err := client.ParseClaudeCodeHook(strings.NewReader(`{"session_id":"s1","cwd":"/home/dev/project","prompt_id":"p1",
+	in, err := hookanswer.ParseClaudeCodeHook(strings.NewReader(`{"session_id":"s1","cwd":"/home/dev/project","prompt_id":"p1",
 		"hook_event_name":"PermissionRequest","tool_name":"Bash","tool_input":{"command":"git push origin main"},
 		"permission_suggestions":` + suggestions + `}`))
 	if err != nil {
@@ -25,7 +25,7 @@ func permissionInput(t *testing.T, suggestions string) *client.ClaudeCodeHookInp
 }
 
 // decided is the record the server would return after the operator chose option.
-func decided(in *client.ClaudeCodeHookInput, option string) *api.Request {
+func decided(in *hookanswer.ClaudeCodeHookInput, option string) *api.Request {
 	n := in.NewRequest(time.Minute)
 	by := "operator:alice"
 	r := n.AsFiled(nil)
@@ -43,7 +43,7 @@ func edited(r *api.Request) *api.Request {
 	return r
 }
 
-func optionIDs(in *client.ClaudeCodeHookInput) string {
+func optionIDs(in *hookanswer.ClaudeCodeHookInput) string {
 	var ids []string
 	for _, o := range in.NewRequest(time.Minute).Options {
 		ids = append(ids, o.ID)
@@ -51,7 +51,7 @@ func optionIDs(in *client.ClaudeCodeHookInput) string {
 	return strings.Join(ids, ",")
 }
 
-func answer(t *testing.T, in *client.ClaudeCodeHookInput, option string) string {
+func answer(t *testing.T, in *hookanswer.ClaudeCodeHookInput, option string) string {
 	t.Helper()
 	b, err := json.Marshal(in.Answer(decided(in, option)))
 	if err != nil {

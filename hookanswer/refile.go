@@ -1,10 +1,6 @@
-package client
+package hookanswer
 
-import (
-	"errors"
-
-	"github.com/gatehousehq/gatehouse/api"
-)
+import "errors"
 
 // maxRefile bounds how often a PermissionRequest is filed again when its key
 // names a request that already ended (the same command twice in one prompt).
@@ -35,6 +31,3 @@ func FileFresh[R any](key string, keyedByCall bool, file func(key string) (R, bo
 	var none R
 	return none, ErrAllSettled
 }
-
-// settledAPI is FileFresh's settled for the API's record.
-func settledAPI(r *api.Request) (bool, string) { return r.Status != "open", r.ID }

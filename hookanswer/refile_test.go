@@ -1,11 +1,11 @@
-package client_test
+package hookanswer_test
 
 import (
 	"errors"
 	"slices"
 	"testing"
 
-	"github.com/gatehousehq/gatehouse/client"
+	"github.com/gatehousehq/gatehouse/hookanswer"
 )
 
 type rec struct {
@@ -19,7 +19,7 @@ func TestFileFresh(t *testing.T) {
 	// named maps a key to the record it already names; any other key files anew.
 	run := func(named map[string]rec, keyedByCall bool) (rec, []string, error) {
 		var keys []string
-		r, err := client.FileFresh("k", keyedByCall, func(key string) (rec, bool, error) {
+		r, err := hookanswer.FileFresh("k", keyedByCall, func(key string) (rec, bool, error) {
 			keys = append(keys, key)
 			if r, ok := named[key]; ok {
 				return r, false, nil
@@ -49,13 +49,13 @@ func TestFileFresh(t *testing.T) {
 	t.Run("every key settled gives up after three filings", func(t *testing.T) {
 		named := map[string]rec{"k": {"a", true}, "k:a": {"b", true}, "k:a:b": {"c", true}}
 		_, keys, err := run(named, false)
-		if !errors.Is(err, client.ErrAllSettled) || len(keys) != 3 {
+		if !errors.Is(err, hookanswer.ErrAllSettled) || len(keys) != 3 {
 			t.Fatalf("got %v %v", keys, err)
 		}
 	})
 	t.Run("a filing error is returned as it is", func(t *testing.T) {
 		boom := errors.New("boom")
-		_, err := client.FileFresh("k", false, func(string) (rec, bool, error) { return rec{}, false, boom }, settled)
+		_, err := hookanswer.FileFresh("k", false, func(string) (rec, bool, error) { return rec{}, false, boom }, settled)
 		if !errors.Is(err, boom) {
 			t.Fatalf("got %v", err)
 		}

@@ -1,0 +1,76 @@
+package hookanswer
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/gatehousehq/gatehouse/api"
+)
+
+// AgentCodex is the agent name Codex's sessions are filed under.
+const AgentCodex = "codex"
+
+// CodexSessionInput is the part of a Codex session event's hook input
+// Gatehouse reads, as Codex 0.169.0 sends it (its schemas
+// {session-start,user-prompt-submit,stop,session-end}.command.input; fields
+// Codex adds later are ignored). last_assistant_message may be null.
+type CodexSessionInput struct {
+	SessionID            string  `json:"session_id"`
+	TurnID               string  `json:"turn_id"`
+	Cwd                  string  `json:"cwd"`
+	HookEventName        string  `json:"hook_event_name"`
+	StopHookActive       bool    `json:"stop_hook_active"`
+	LastAssistantMessage *string `json:"last_assistant_message"`
+}
+
+// IsCodexSessionEvent reports whether a hook input's hook_event_name is one
+// of the session events Codex sends (SessionStart, UserPromptSubmit, Stop,
+// SessionEnd), not a tool call to decide.
+func IsCodexSessionEvent(body []byte) bool {
+	var in struct {
+		HookEventName string `json:"hook_event_name"`
+	}
+	if json.Unmarshal(body, &in) != nil {
+		return false
+	}
+	switch in.HookEventName {
+	case EventStop, EventUserPromptSubmit, EventSessionStart, EventSessionEnd:
+		return true
+	}
+	return false
+}
+
+// ParseCodexSession reads a session event's hook input.
+func ParseCodexSession(body []byte) (*CodexSessionInput, error) {
+	var in CodexSessionInput
+	if err := json.Unmarshal(body, &in); err != nil {
+		return nil, fmt.Errorf("hook input is not JSON: %w", err)
+	}
+	if in.SessionID == "" {
+		return nil, fmt.Errorf("hook input has no session_id")
+	}
+	return &in, nil
+}
+
+// Event is what the hook input says of the session: Stop, it waits with
+// Codex's last message; UserPromptSubmit, it moved on; SessionStart, it
+// started; SessionEnd, it ended.
+func (in *CodexSessionInput) Event(machine string) (api.SessionEvent, bool) {
+	e := api.SessionEvent{Session: in.SessionID, Agent: AgentCodex, Machine: machine, Cwd: in.Cwd}
+	switch in.HookEventName {
+	case EventStop:
+		e.Event = "waiting"
+		if in.LastAssistantMessage != nil {
+			e.Message = *in.LastAssistantMessage
+		}
+	case EventUserPromptSubmit:
+		e.Event = "moved"
+	case EventSessionStart:
+		e.Event = "started"
+	case EventSessionEnd:
+		e.Event = "ended"
+	default:
+		return e, false
+	}
+	return e, true
+}
