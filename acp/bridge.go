@@ -20,6 +20,7 @@ type Gatehouse interface {
 	File(ctx context.Context, n api.NewRequest, idempotencyKey string) (*api.Request, error)
 	WaitSettled(ctx context.Context, id string) (*api.Request, error)
 	Cancel(ctx context.Context, id string) (*api.Request, error)
+	SessionEvent(ctx context.Context, e api.SessionEvent) (*api.SessionEventAnswer, error)
 }
 
 // Bridge relays one agent's stdio.
@@ -34,6 +35,12 @@ type Bridge struct {
 	Headless bool
 	// Log receives one line per thing worth knowing (filed, answered, failed).
 	Log io.Writer
+	// Machine names the host in the sessions the bridge reports.
+	Machine string
+	// WaitReply is how long a headless bridge waits, after a turn ends, for
+	// the operator's answer on the session's waiting item, which it then
+	// sends as the next prompt; 0 sends none (the waiting item takes no answer).
+	WaitReply time.Duration
 
 	toAgent, toEditor *lineWriter
 	run               string // names this run in idempotency keys
@@ -46,6 +53,12 @@ type Bridge struct {
 	asks     map[string]*ask   // agent->editor permission requests not yet answered, by id
 	answered map[string]int    // per id, answers the editor still owes for requests the bridge answered: dropped
 	work     sync.WaitGroup    // filings, waits and withdrawals in flight
+
+	turns       map[string]*turn             // sessionId -> its turn in flight
+	waits       map[string]chan *api.Request // sessionId -> the waiting item its last turn opened (headless)
+	reports     chan report                  // session events to report, in order; nil once the agent ended
+	reportsDone chan struct{}                // closed when the reporter ends
+	stopReports context.CancelFunc           // cuts the reporter short
 }
 
 // call is an editor request the bridge reads the answer of.
@@ -80,7 +93,9 @@ func (b *Bridge) Relay(ctx context.Context, fromEditor io.Reader, toEditor io.Wr
 	b.toAgent, b.toEditor = &lineWriter{w: toAgent}, &lineWriter{w: toEditor}
 	b.run = hex.EncodeToString(nonce[:])
 	b.sessions, b.calls, b.asks, b.answered = map[string]string{}, map[string]call{}, map[string]*ask{}, map[string]int{}
+	b.turns, b.waits = map[string]*turn{}, map[string]chan *api.Request{}
 	b.mu.Unlock()
+	b.startReports(ctx)
 
 	editorDone := make(chan error, 1)
 	go func() {
@@ -91,6 +106,7 @@ func (b *Bridge) Relay(ctx context.Context, fromEditor io.Reader, toEditor io.Wr
 	err := jsonl.EachLine(fromAgent, func(line []byte) error { return b.fromAgent(ctx, line) })
 	stopAll()
 	b.withdrawAll("the agent's session ended")
+	b.endReports()
 	b.work.Wait()
 	select {
 	case eerr := <-editorDone:
@@ -115,6 +131,8 @@ func (b *Bridge) fromAgent(ctx context.Context, line []byte) error {
 	case m.isRequest() && m.Method == MethodRequestPermission:
 		// Registered before the editor sees it, so its answer finds it.
 		b.register(ctx, &m)
+	case m.Method == MethodSessionUpdate && !hasID(m.ID):
+		b.noteUpdate(m.Params)
 	}
 	if err := b.toEditor.write(line); err != nil {
 		return fmt.Errorf("write to the editor: %w", err)
@@ -165,6 +183,7 @@ func (b *Bridge) fromEditor(line []byte) error {
 		}
 		_ = json.Unmarshal(m.Params, &p)
 		b.cancelSession(p.SessionID)
+		b.cancelled(p.SessionID)
 		return nil
 	}
 	return b.toAgent.write(line)
@@ -172,7 +191,8 @@ func (b *Bridge) fromEditor(line []byte) error {
 
 // noteCall keeps the editor's requests whose answers say who asks and
 // where: initialize (the editor, then the agent) and the session requests
-// (the working directory).
+// (the working directory), and session/prompt, whose answer ends the turn
+// it begins.
 func (b *Bridge) noteCall(m *envelope) {
 	var p struct {
 		ClientInfo *struct {
@@ -192,7 +212,10 @@ func (b *Bridge) noteCall(m *envelope) {
 	if p.SessionID != "" && p.Cwd != "" {
 		b.sessions[p.SessionID] = p.Cwd // session/load, resume, fork
 	}
-	if m.Method == MethodInitialize || m.Method == MethodSessionNew || p.Cwd != "" {
+	if m.Method == MethodSessionPrompt {
+		b.promptStarted(p.SessionID)
+	}
+	if m.Method == MethodInitialize || m.Method == MethodSessionNew || m.Method == MethodSessionPrompt || p.Cwd != "" {
 		b.calls[idKey(m.ID)] = call{method: m.Method, params: m.Params}
 	}
 }
@@ -216,14 +239,21 @@ func (b *Bridge) noteAnswer(m *envelope) {
 	}
 	_ = json.Unmarshal(m.Result, &r)
 	var p struct {
-		Cwd string `json:"cwd"`
+		Cwd       string `json:"cwd"`
+		SessionID string `json:"sessionId"`
 	}
 	_ = json.Unmarshal(c.params, &p)
 	switch {
 	case c.method == MethodInitialize && r.AgentInfo != nil:
 		b.who.Agent, b.who.AgentVersion = r.AgentInfo.Name, r.AgentInfo.Version
+	case c.method == MethodSessionPrompt:
+		b.promptEnded(p.SessionID, m.Result)
 	case r.SessionID != "" && p.Cwd != "":
 		b.sessions[r.SessionID] = p.Cwd
+		b.reportLocked(report{e: b.sessionEvent(r.SessionID, p.Cwd, "started")})
+	case p.SessionID != "" && p.Cwd != "" && len(m.Error) == 0:
+		// session/load, resume, fork: the session is the one named
+		b.reportLocked(report{e: b.sessionEvent(p.SessionID, p.Cwd, "started")})
 	}
 }
 

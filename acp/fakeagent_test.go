@@ -21,7 +21,9 @@ const agentEnv = "GATEHOUSE_TEST_ACP_AGENT"
 // It says what answer it got in an agent_message_chunk ("outcome …") and
 // ends the turn as the real agent does: a reject ends Codex's turn
 // cancelled, a cancelled outcome ends every agent's. A prompt "exit N" makes
-// it exit with N at once. Like the real Codex, the Codex fake does not exit
+// it exit with N at once; a prompt "say TEXT" asks nothing: it says
+// "Looking.", makes a tool call, then says TEXT in two chunks and ends the
+// turn end_turn. Like the real Codex, the Codex fake does not exit
 // when its stdin closes.
 func fakeAgent(prefix string, stdin io.Reader, stdout io.Writer) int {
 	initResult, err := recordedInitialize(prefix)
@@ -93,6 +95,21 @@ func fakeAgent(prefix string, stdin io.Reader, stdout io.Writer) int {
 			if n, ok := strings.CutPrefix(text, "exit "); ok {
 				code, _ := strconv.Atoi(n)
 				return code
+			}
+			if say, ok := strings.CutPrefix(text, "say "); ok {
+				update := func(u map[string]any) {
+					_ = out.Encode(map[string]any{"jsonrpc": "2.0", "method": "session/update", "params": map[string]any{"sessionId": p.SessionID, "update": u}})
+				}
+				chunk := func(s string) {
+					update(map[string]any{"sessionUpdate": "agent_message_chunk", "content": map[string]string{"type": "text", "text": s}})
+				}
+				chunk("Looking.")
+				update(map[string]any{"sessionUpdate": "tool_call", "toolCallId": "call_say", "title": "Read", "kind": "read", "status": "completed"})
+				half := len(say) / 2
+				chunk(say[:half])
+				chunk(say[half:])
+				_ = out.Encode(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": map[string]string{"stopReason": "end_turn"}})
+				continue
 			}
 			params := map[string]json.RawMessage{}
 			for k, v := range template.Params {

@@ -50,6 +50,9 @@ func newServerWith(t *testing.T, cfg app.Config) *server {
 	e := webtest.NewApp(t, cfg)
 	s := &server{env: e, agent: client.New(e.URL, e.Token("agent", "acp-agent")), operator: client.New(e.URL, e.Token("operator", "alice"))}
 	s.agent.HTTP, s.operator.HTTP = e.HTTP, e.HTTP
+	// Before the server stops (cleanups run last first): a connection dialed
+	// and never used would hold its shutdown up for 5 s.
+	t.Cleanup(e.HTTP.CloseIdleConnections)
 	return s
 }
 

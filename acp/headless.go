@@ -16,16 +16,19 @@ import (
 // RunHeadless runs the agent with the bridge's own client in the editor's place:
 // initialize, session/new in cwd, one session/prompt with the text, the
 // agent's message chunks and tool calls printed to out. Every permission
-// request goes to Gatehouse alone. It returns 0 when the turn ends end_turn.
-// When ctx ends, the turn is cancelled (session/cancel).
+// request goes to Gatehouse alone. With WaitReply set, each turn that ends
+// waits up to WaitReply for the operator's answer on the session's waiting
+// item, and the answer is the next session/prompt. It returns 0 when the
+// last turn ends end_turn. When ctx ends, the turn is cancelled
+// (session/cancel).
 func (b *Bridge) RunHeadless(ctx context.Context, argv []string, cwd, prompt string, out, stderr io.Writer) int {
 	b.Headless = true
 	fromClient, clientOut := io.Pipe()
 	clientIn, toClient := io.Pipe()
-	c := &headlessClient{out: out, toBridge: &lineWriter{w: clientOut}, waiting: map[string]chan envelope{}}
+	c := &headlessClient{out: out, toBridge: &lineWriter{w: clientOut}, waiting: map[string]chan envelope{}, gone: make(chan struct{})}
 	result := make(chan string, 1)
 	go func() {
-		reason, err := c.turn(ctx, cwd, prompt)
+		reason, err := c.session(ctx, b, cwd, prompt)
 		if err != nil {
 			fmt.Fprintln(stderr, "gatehouse acp:", err)
 		}
@@ -55,14 +58,16 @@ type headlessClient struct {
 	nextID  int
 	waiting map[string]chan envelope // our requests by id
 	closed  bool
+	gone    chan struct{} // closed when the agent's output ends
 }
 
 // turnGrace bounds the wait for the agent's answer once the turn is cancelled.
 const turnGrace = 10 * time.Second
 
-// turn runs initialize, session/new and session/prompt, and returns the
-// prompt's stopReason.
-func (c *headlessClient) turn(ctx context.Context, cwd, prompt string) (string, error) {
+// session runs initialize, session/new and session/prompt, then, while the
+// operator replies to the waiting item a turn's end opened, a session/prompt
+// with each reply; it returns the last prompt's stopReason.
+func (c *headlessClient) session(ctx context.Context, b *Bridge, cwd, prompt string) (string, error) {
 	if _, err := c.call(ctx, MethodInitialize, map[string]any{
 		"protocolVersion":    1,
 		"clientCapabilities": map[string]any{"fs": map[string]bool{"readTextFile": false, "writeTextFile": false}, "terminal": false},
@@ -80,8 +85,24 @@ func (c *headlessClient) turn(ctx context.Context, cwd, prompt string) (string, 
 	if json.Unmarshal(res, &s) != nil || s.SessionID == "" {
 		return "", errors.New("session/new answered no sessionId")
 	}
+	for {
+		reason, err := c.turn(ctx, s.SessionID, prompt)
+		if err != nil || reason == "cancelled" || b.WaitReply <= 0 || ctx.Err() != nil {
+			return reason, err
+		}
+		reply, ok := b.awaitReply(ctx, s.SessionID, c.gone)
+		if !ok {
+			return reason, nil
+		}
+		fmt.Fprintf(c.out, "[reply] %s\n", oneLine(reply))
+		prompt = reply
+	}
+}
+
+// turn sends one session/prompt and returns its stopReason.
+func (c *headlessClient) turn(ctx context.Context, sessionID, prompt string) (string, error) {
 	ch, err := c.start(MethodSessionPrompt, map[string]any{
-		"sessionId": s.SessionID, "prompt": []any{map[string]string{"type": "text", "text": prompt}},
+		"sessionId": sessionID, "prompt": []any{map[string]string{"type": "text", "text": prompt}},
 	})
 	if err != nil {
 		return "", err
@@ -91,7 +112,7 @@ func (c *headlessClient) turn(ctx context.Context, cwd, prompt string) (string, 
 	select {
 	case m, ok = <-ch:
 	case <-ctx.Done():
-		_ = c.toBridge.send(notification{JSONRPC: "2.0", Method: MethodSessionCancel, Params: map[string]string{"sessionId": s.SessionID}})
+		_ = c.toBridge.send(notification{JSONRPC: "2.0", Method: MethodSessionCancel, Params: map[string]string{"sessionId": sessionID}})
 		select {
 		case m, ok = <-ch:
 		case <-time.After(turnGrace):
@@ -190,6 +211,7 @@ func (c *headlessClient) read(r io.Reader) {
 		delete(c.waiting, id)
 	}
 	c.mu.Unlock()
+	close(c.gone)
 }
 
 // printUpdate prints the agent's message text and its tool calls.

@@ -48,13 +48,19 @@ type headlessRun struct {
 
 func runHeadless(t *testing.T, prefix string, gh acp.Gatehouse, timeout time.Duration) *headlessRun {
 	t.Helper()
+	return runHeadlessBridge(t, prefix, &acp.Bridge{Gatehouse: gh, Timeout: timeout}, "run the command")
+}
+
+// runHeadlessBridge runs b headless on the fake agent with the prompt.
+func runHeadlessBridge(t *testing.T, prefix string, b *acp.Bridge, prompt string) *headlessRun {
+	t.Helper()
 	t.Setenv(agentEnv, prefix)
 	h := &headlessRun{log: newLog(), out: &syncBuffer{}, code: make(chan int, 1)}
-	b := &acp.Bridge{Gatehouse: gh, Timeout: timeout, Log: h.log}
+	b.Log = h.log
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel
 	go func() {
-		h.code <- b.RunHeadless(ctx, []string{os.Args[0]}, "/home/dev/project", "run the command", h.out, io.Discard)
+		h.code <- b.RunHeadless(ctx, []string{os.Args[0]}, "/home/dev/project", prompt, h.out, io.Discard)
 	}()
 	t.Cleanup(func() {
 		cancel()

@@ -35,6 +35,9 @@ type SessionEvent struct {
 	Cwd       string  `json:"cwd,omitempty"`
 	RuntimeID *string `json:"runtime_id,omitempty"`
 	Message   string  `json:"message,omitempty"`
+	// AllowAnswer false says the session cannot take a reply: the waiting
+	// item the event opens offers no free-text answer. Absent means it can.
+	AllowAnswer *bool `json:"allow_answer,omitempty"`
 }
 
 // SessionEventAnswer is the session after the event and its waiting item

@@ -59,6 +59,9 @@ type SessionEvent struct {
 	Cwd       string
 	RuntimeID *string
 	Message   string // the agent's last message, for EventWaiting
+	// NoReply says the session cannot take a reply (an editor, not the
+	// reporter, sends its prompts): the waiting item it opens offers no answer.
+	NoReply bool
 }
 
 // Validate checks what a client may send.

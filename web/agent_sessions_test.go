@@ -58,6 +58,15 @@ func TestAgentSessionRoutes(t *testing.T) {
 			}
 		})
 
+		t.Run("a session that says it cannot take a reply gets an item with no answer box", func(t *testing.T) {
+			ev := map[string]any{"session": "s5", "agent": "codex-acp", "event": "waiting", "message": "Done", "allow_answer": false}
+			w := decodeAs[api.SessionEventAnswer](t, e.do(t, oaCall{op: "postSessionEvent", method: "POST", path: "/v1/agent-sessions/events", token: e.agent, body: ev, want: 200})).Waiting
+			if w == nil || w.AllowAnswer || w.Status != models.StatusOpen {
+				t.Fatalf("%+v", w)
+			}
+			e.do(t, oaCall{op: "decideRequest", method: "POST", path: "/v1/requests/" + w.ID + "/decide", token: e.op, body: map[string]any{"version": w.Version, "decision": nil, "answer": "go on"}, want: 400})
+		})
+
 		t.Run("an agent lists only its own sessions; the operator lists all, who waits first", func(t *testing.T) {
 			event(e.agent, "s2", models.EventWaiting, "Done")
 			event(e.other, "s3", models.EventStarted, "")

@@ -130,6 +130,8 @@ var descriptions = map[string]string{
 	"ErrorBody.detail":  "What went wrong, in words a person can act on.",
 	"ErrorBody.request": "On a conflict, the record as it stands.",
 
+	"SessionEvent.allow_answer": "false: the session cannot take a reply (an editor sends its prompts), so its waiting item offers no answer; absent: it can.",
+
 	"Wait.timed_out":   "True when the wait ran out with the request still open.",
 	"List.next_cursor": "Pass as ?cursor= for the next page; empty on the last page.",
 

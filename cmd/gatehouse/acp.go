@@ -12,7 +12,8 @@ import (
 )
 
 // runACP is `gatehouse acp`: an Agent Client Protocol agent as a child, with
-// every permission request it sends filed in Gatehouse too.
+// every permission request it sends filed in Gatehouse too and its sessions
+// reported (who works, who waits).
 func runACP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("acp", stdout, stderr)
 	url := fs.String("url", env("GATEHOUSE_URL", "http://127.0.0.1:8080"), "server URL (GATEHOUSE_URL)")
@@ -20,6 +21,7 @@ func runACP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	timeout := fs.Duration("timeout", 10*time.Minute, "how long a permission request waits for the operator; then the editor alone decides (headless: the agent's reject option)")
 	headless := fs.Bool("headless", false, "no editor: the bridge starts a session and sends one prompt itself")
 	promptFile := fs.String("prompt-file", "", "with --headless: the prompt's text (default: stdin)")
+	waitReply := fs.Duration("wait-reply", 0, "with --headless: after each turn, wait up to this long for the operator's answer on the session's waiting item and send it as the next prompt")
 	if err := fs.parse(args); err != nil {
 		return exitCode(err, 2)
 	}
@@ -35,10 +37,19 @@ func runACP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		fmt.Fprintln(stderr, "gatehouse acp: --prompt-file goes with --headless")
 		return 2
 	}
+	if *waitReply != 0 && !*headless {
+		fmt.Fprintln(stderr, "gatehouse acp: --wait-reply goes with --headless (an editor sends the prompts)")
+		return 2
+	}
+	if *waitReply < 0 {
+		fmt.Fprintln(stderr, "gatehouse acp: --wait-reply must not be negative")
+		return 2
+	}
 	if err := checkClient(*url, *token); err != nil {
 		fmt.Fprintf(stderr, "gatehouse acp: %v; until then the editor alone decides\n", err)
 	}
-	b := &acp.Bridge{Gatehouse: explainedClient(*url, *token), Timeout: *timeout, Log: stderr}
+	machine, _ := os.Hostname()
+	b := &acp.Bridge{Gatehouse: explainedClient(*url, *token), Timeout: *timeout, Log: stderr, Machine: machine, WaitReply: *waitReply}
 	if *headless {
 		prompt, err := readPrompt(*promptFile, stdin)
 		if err != nil {

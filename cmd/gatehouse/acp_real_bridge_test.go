@@ -15,6 +15,7 @@ import (
 
 	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/cmd/gatehouse/gatehousetest"
+	"github.com/gatehousehq/gatehouse/models"
 )
 
 // acpFilings yields the requests the bridge files in a Gatehouse, each found
@@ -43,11 +44,12 @@ func watchFilings(t *testing.T, g *gatehouse) *acpFilings {
 	return f
 }
 
-// of waits for the session's filing.
+// of waits for the session's permission filing (its waiting items, filed
+// under the same session, are left for waiting).
 func (f *acpFilings) of(t *testing.T, s acpSession) *api.Request {
 	t.Helper()
 	for i, r := range f.backlog {
-		if r.SourceRef["session"] == s.sessionID {
+		if r.SourceRef["session"] == s.sessionID && r.Kind != models.KindWaiting {
 			f.backlog = append(f.backlog[:i:i], f.backlog[i+1:]...)
 			return r
 		}
@@ -61,7 +63,7 @@ func (f *acpFilings) of(t *testing.T, s acpSession) *api.Request {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if r.SourceRef["session"] == s.sessionID {
+			if r.SourceRef["session"] == s.sessionID && r.Kind != models.KindWaiting {
 				return r
 			}
 			f.backlog = append(f.backlog, r)
@@ -200,8 +202,10 @@ func TestRealACPBridge(t *testing.T) {
 	for _, a := range acpAgents {
 		t.Run(a.name, func(t *testing.T) {
 			t.Run("attached", func(t *testing.T) { testACPAttached(t, kit, a, bin) })
-			t.Run("headless, Gatehouse down: the agent gets its reject option", func(t *testing.T) {
-				s, stderr := kit.headless(t, a, bin, down.URL, "gh_unused")
+			t.Run("headless, Gatehouse down: the agent gets its reject option, and no reply is awaited", func(t *testing.T) {
+				// --wait-reply longer than the run's guard: with no waiting
+				// item filed, the run must not wait for a reply at all.
+				s, stderr := kit.headless(t, a, bin, down.URL, "gh_unused", "--wait-reply", "10m")
 				if s.ran() || !strings.Contains(stderr, "answered selected "+a.reject) {
 					t.Fatalf("ran %v; want the agent answered %s and nothing run\n%s", s.ran(), a.reject, stderr)
 				}

@@ -105,7 +105,11 @@ var acpAgents = []acpAgent{
 // bundled Claude Code's update checks, telemetry and error reports, and a
 // fresh plugin blocklist keeps it from fetching one at start.
 func startClaudeACP(t *testing.T, modules, home string) ([]string, []string, func() string) {
-	model := modelmock.NewAnthropic(t, acpCommand)
+	return claudeACP(t, modules, home, modelmock.NewAnthropic(t, acpCommand))
+}
+
+// claudeACP runs claude-agent-acp against the given Anthropic mock.
+func claudeACP(t *testing.T, modules, home string, model *modelmock.Anthropic) ([]string, []string, func() string) {
 	blocklist := fmt.Sprintf(`{"fetchedAt":%q,"plugins":[]}`, time.Now().UTC().Format(time.RFC3339))
 	writeFile(t, filepath.Join(home, ".claude", "plugins", "blocklist.json"), blocklist)
 	return []string{filepath.Join(modules, ".bin", "claude-agent-acp")}, []string{

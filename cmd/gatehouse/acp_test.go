@@ -27,6 +27,8 @@ func TestACPCommand(t *testing.T) {
 		{"a timeout under a second", []string{"--timeout", "10ms", "--", "true"}, "--timeout must be at least 1s"},
 		{"a prompt file without --headless", []string{"--prompt-file", "p.txt", "--", "true"}, "--prompt-file goes with --headless"},
 		{"an empty headless prompt", []string{"--headless", "--", "true"}, "the prompt is empty"},
+		{"a reply wait without --headless", []string{"--wait-reply", "1m", "--", "true"}, "--wait-reply goes with --headless"},
+		{"a negative reply wait", []string{"--headless", "--wait-reply", "-1s", "--", "true"}, "--wait-reply must not be negative"},
 	} {
 		t.Run(c.name+" is a usage error", func(t *testing.T) {
 			code, _, stderr := acpRun("", c.args...)

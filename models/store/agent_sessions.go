@@ -169,7 +169,8 @@ func (s *Store) waitingExpiry() time.Duration {
 var agentNames = map[string]string{"claude-code": "Claude Code", "codex": "Codex"}
 
 // waitingFiling is the waiting item of a session: Gatehouse's own title, the
-// last message as the detail, a free-text answer and no options.
+// last message as the detail, no options, and a free-text answer unless the
+// session cannot take one.
 func waitingFiling(a *models.AgentSession, e models.SessionEvent, exp time.Duration) models.NewRequest {
 	who := agentNames[a.Agent]
 	if who == "" {
@@ -188,7 +189,7 @@ func waitingFiling(a *models.AgentSession, e models.SessionEvent, exp time.Durat
 	}
 	return models.NewRequest{
 		Kind: models.KindWaiting, Title: models.CleanText(title, models.MaxTitle), Summary: models.CleanText(summary, models.MaxSummary),
-		Detail: e.Message, Options: []models.Option{}, AllowAnswer: true, SourceRef: ref,
+		Detail: e.Message, Options: []models.Option{}, AllowAnswer: !e.NoReply, SourceRef: ref,
 		RuntimeID: a.RuntimeID, ExpiresIn: exp,
 	}
 }

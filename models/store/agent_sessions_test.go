@@ -243,6 +243,20 @@ func TestAgentSessions(t *testing.T) {
 			}
 		})
 
+		t.Run("a session that cannot take a reply opens an item that takes no answer", func(t *testing.T) {
+			_, w, err := s.SessionEvent(ctx, a, models.SessionEvent{Session: "s8", Agent: "codex-acp", Kind: models.EventWaiting, Message: "Done", NoReply: true})
+			if err != nil || w == nil || w.AllowAnswer || !w.Open() {
+				t.Fatalf("waiting item %+v, %v; want one open that takes no answer", w, err)
+			}
+			ans := "go on"
+			if _, err := s.Decide(ctx, w.ID, models.Decision{Version: w.Version, Answer: &ans, By: op.Label(), Via: models.ViaAPI}); models.ErrorCode(err) != models.ECodeInvalid {
+				t.Fatalf("an answer to an item that takes none: %v", err)
+			}
+			if got, _ := s.GetRequest(ctx, w.ID); !got.Open() || got.Answer != nil {
+				t.Fatalf("after the refused answer: %+v", got)
+			}
+		})
+
 		t.Run("a last message with control characters is shown cleaned, not refused", func(t *testing.T) {
 			w := sessionEvent(t, s, a, "s7", models.EventWaiting, "done\x1b[31m \u202e")
 			if w.Detail != "done\uFFFD[31m \uFFFD" {
