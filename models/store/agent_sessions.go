@@ -166,7 +166,8 @@ func (s *Store) waitingExpiry() time.Duration {
 }
 
 // waitingFiling is the waiting item of a session: Gatehouse's own title, the
-// last message as the detail, a free-text answer and no options.
+// last message as the detail and no options; it takes a free-text answer only
+// when the reporter can carry one back to the session.
 func waitingFiling(a *models.AgentSession, e models.SessionEvent, exp time.Duration) models.NewRequest {
 	who := "Claude Code"
 	if a.Agent != "claude-code" {
@@ -185,12 +186,13 @@ func waitingFiling(a *models.AgentSession, e models.SessionEvent, exp time.Durat
 	}
 	return models.NewRequest{
 		Kind: models.KindWaiting, Title: models.CleanText(title, models.MaxTitle), Summary: models.CleanText(summary, models.MaxSummary),
-		Detail: e.Message, Options: []models.Option{}, AllowAnswer: true, SourceRef: ref,
+		Detail: e.Message, Options: []models.Option{}, AllowAnswer: e.CanReply, SourceRef: ref,
 		RuntimeID: a.RuntimeID, ExpiresIn: exp,
 	}
 }
 
-// refreshWaiting puts the newest last message on the open waiting item: a new
+// refreshWaiting puts the newest last message on the open waiting item (and
+// whether its reporter can carry an answer back, which each Stop says anew): a new
 // version (an answer given to the message before is refused as a version
 // conflict, so no answer meets a message it was not written for) and a new
 // expiry, audited as "refresh" by the session's token.
@@ -199,14 +201,14 @@ func (s *Store) refreshWaiting(db *gorm.DB, p models.Principal, a *models.AgentS
 	exp := now.Add(s.waitingExpiry())
 	return s.transact(db, func(tx *gorm.DB) error {
 		res := tx.Model(&models.Request{}).Where("id = ? AND version = ? AND status = ?", w.ID, w.Version, models.StatusOpen).
-			Updates(map[string]any{"detail": e.Message, "version": w.Version + 1, "updated_at": now, "expires_at": exp})
+			Updates(map[string]any{"detail": e.Message, "allow_answer": e.CanReply, "version": w.Version + 1, "updated_at": now, "expires_at": exp})
 		if res.Error != nil {
 			return res.Error
 		}
 		if res.RowsAffected == 0 {
 			return errRaced
 		}
-		w.Detail, w.Version, w.UpdatedAt, w.ExpiresAt = e.Message, w.Version+1, now, exp
+		w.Detail, w.AllowAnswer, w.Version, w.UpdatedAt, w.ExpiresAt = e.Message, e.CanReply, w.Version+1, now, exp
 		if err := tx.Model(&models.AgentSession{}).Where("owner_id = ? AND id = ?", a.OwnerID, a.ID).
 			Update("last_message", e.Message).Error; err != nil {
 			return err
