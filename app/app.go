@@ -54,6 +54,9 @@ type Config struct {
 	ChatSent func(m store.ChatMessage, out store.ChatSend)
 
 	DefaultExpiry, MaxExpiry time.Duration // 0: the store's defaults
+	// AttentionGrace is how long a waiting or review item stays open before
+	// it is pushed; 0: push.DefaultAttentionGrace.
+	AttentionGrace time.Duration
 	Web                      web.Config    // waiter caps and test hooks; its BaseURL stands in for an empty BaseURL
 	Forward                  ForwardConfig
 	Conn                     ConnConfig
@@ -256,6 +259,7 @@ func (a *App) wireBackground() error {
 	}
 	a.closePush = closePush
 	pushCfg.Forget = a.Store.MaxExpiry // no request stays open longer
+	pushCfg.AttentionGrace = a.cfg.AttentionGrace
 	// The page's hub is the presence: an alert waits while an operator's page is visible.
 	a.router = push.NewRouter(pushCfg, a.Store, a.Changes, senders, a.Server)
 	fc := a.cfg.Forward

@@ -22,6 +22,7 @@ type Store interface {
 	HasDevices(ctx context.Context) (bool, error)
 	ClaimPushes(ctx context.Context, ids []string, typ string) ([]string, error)
 	ListAvailability(ctx context.Context) ([]models.Availability, error)
+	OpenBadgeItems(ctx context.Context, limit int) ([]models.Request, error)
 }
 
 // Router turns change announcements into notifications. One goroutine plans
@@ -46,6 +47,10 @@ type Router struct {
 	batch  batch                // alerts and badge updates gathering for one push
 	sent   map[string]time.Time // requests an alert went out for (when): they get a clearing push
 	timers map[*hold]func() bool
+	// Badge-level items waiting out the attention grace, and when each
+	// session's last attention push went (attention.go).
+	attn     map[string]*attnHold
+	lastAttn map[string]time.Time
 }
 
 type hold struct {
@@ -78,6 +83,7 @@ func NewRouter(cfg Config, store Store, changes store.Subscriber, s Senders, pre
 		held:    map[string]*hold{},
 		sent:    map[string]time.Time{},
 		timers:  map[*hold]func() bool{},
+		attn:    map[string]*attnHold{}, lastAttn: map[string]time.Time{},
 	}
 	// Subscribe now, not in Run, so nothing committed after NewRouter is missed.
 	r.sub, r.started = changes.Subscribe(1024), time.Now()
@@ -105,6 +111,7 @@ func (r *Router) Run(ctx context.Context) error {
 
 	sub := r.sub
 	defer func() { sub.Close() }()
+	r.rearmAttention(ctx) // what waited before a restart waits on
 	for {
 		select {
 		case <-ctx.Done():
@@ -123,6 +130,7 @@ func (r *Router) Run(ctx context.Context) error {
 				slog.Warn("push: change subscription lagged; resubscribing")
 				sub = r.changes.Subscribe(1024)
 				r.recheck(ctx)
+				r.rearmAttention(ctx)
 				continue
 			}
 			r.handle(ctx, ch)
@@ -144,6 +152,7 @@ func (r *Router) stopTimers() {
 	for _, stop := range r.timers {
 		stop()
 	}
+	r.stopAttention()
 	if r.batch.stop != nil {
 		r.batch.stop()
 	}
@@ -153,6 +162,7 @@ func (r *Router) handle(ctx context.Context, ch models.Change) {
 	switch {
 	case ch.Action == models.ActionResync:
 		r.recheck(ctx)
+		r.rearmAttention(ctx)
 	case ch.Action == "create" && ch.Status == models.StatusOpen:
 		r.opened(ctx, ch)
 	case ch.Action == store.ActionEscalate && ch.Status == models.StatusOpen:
@@ -163,13 +173,14 @@ func (r *Router) handle(ctx context.Context, ch models.Change) {
 	}
 }
 
-// planFor is what a new request of a kind earns: an alert, a badge update or nothing.
-func planFor(kind string) string {
-	switch {
-	case models.Interrupting(kind):
+// planFor is what a new request earns by its attention level: an alert, a
+// push after the attention grace (TypeAttention), or nothing.
+func planFor(rec *models.Request) string {
+	switch models.AttentionLevel(rec.Kind, rec.SourceRef) {
+	case models.LevelInterrupt:
 		return TypeAlert
-	case kind == models.KindWaiting || kind == models.KindReview:
-		return TypeBadge
+	case models.LevelBadge:
+		return TypeAttention
 	}
 	return ""
 }
@@ -185,7 +196,7 @@ func (r *Router) opened(ctx context.Context, ch models.Change) {
 			return
 		}
 	}
-	switch planFor(rec.Kind) {
+	switch planFor(rec) {
 	case TypeAlert:
 		if r.cfg.Grace > 0 && r.presence.ActiveOperators() {
 			h := &hold{id: rec.ID, version: ch.Version}
@@ -195,9 +206,8 @@ func (r *Router) opened(ctx context.Context, ch models.Change) {
 			return
 		}
 		r.add(ctx, rec.ID, ch.Version)
-	case TypeBadge:
-		r.batch.badge = true
-		r.schedule(ctx)
+	case TypeAttention:
+		r.holdAttention(rec)
 	}
 }
 
@@ -236,6 +246,9 @@ func (r *Router) schedule(ctx context.Context) {
 // what was pushed gets a clearing update.
 func (r *Router) closed(ctx context.Context, ch models.Change) {
 	id := ch.RequestID
+	if r.dropAttention(id) {
+		return
+	}
 	if h := r.held[id]; h != nil {
 		if stop := r.timers[h]; stop != nil {
 			stop()
@@ -261,12 +274,17 @@ func (r *Router) closed(ctx context.Context, ch models.Change) {
 	if err != nil {
 		return
 	}
-	switch {
-	case planFor(rec.Kind) == TypeBadge:
-		r.batch.badge = true
-		r.schedule(ctx)
-	case planFor(rec.Kind) == TypeAlert && rec.CreatedAt.Before(r.started):
-		r.clear(ctx, id, ch.Version)
+	// Anything pushed before a restart gets its clear (claimed: once); a
+	// badge-level item only if its grace could have ended by then.
+	switch planFor(rec) {
+	case TypeAttention:
+		if rec.CreatedAt.Add(r.cfg.AttentionGrace).Before(r.started) {
+			r.clear(ctx, id, ch.Version)
+		}
+	case TypeAlert:
+		if rec.CreatedAt.Before(r.started) {
+			r.clear(ctx, id, ch.Version)
+		}
 	}
 }
 

@@ -176,6 +176,7 @@ type Page struct {
 	Operator  string // "" when logged out
 	WSURL     string // the websocket to connect to; "" for none
 	Assets    Assets
+	View      string // inbox or agents: which view the views nav marks current; "" for neither
 }
 
 // Inbox is the inbox page.

@@ -17,15 +17,31 @@ import (
 // canReply says the reporter carries an answer back. It returns the waiting item.
 func (e *pageEnv) sessionWaits(session, msg string, canReply bool) *api.Request {
 	e.t.Helper()
-	var got api.SessionEventAnswer
-	ev := api.SessionEvent{Session: session, Agent: "claude-code", Event: models.EventWaiting, Cwd: "/home/dev/proj", Machine: "devbox", Message: msg, CanReply: canReply}
-	if err := e.agent.Do(context.Background(), http.MethodPost, "/v1/agent-sessions/events", nil, ev, &got); err != nil {
-		e.t.Fatalf("session event: %v", err)
-	}
+	got := e.sessionEvent(api.SessionEvent{Session: session, Event: models.EventWaiting, Message: msg, CanReply: canReply})
 	if got.Waiting == nil {
 		e.t.Fatalf("no waiting item: %+v", got)
 	}
 	return got.Waiting
+}
+
+// sessionEvent reports ev for the page's agent, a Claude Code session on
+// devbox in /home/dev/proj unless ev says otherwise.
+func (e *pageEnv) sessionEvent(ev api.SessionEvent) api.SessionEventAnswer {
+	e.t.Helper()
+	if ev.Agent == "" {
+		ev.Agent = "claude-code"
+	}
+	if ev.Cwd == "" {
+		ev.Cwd = "/home/dev/proj"
+	}
+	if ev.Machine == "" {
+		ev.Machine = "devbox"
+	}
+	var got api.SessionEventAnswer
+	if err := e.agent.Do(context.Background(), http.MethodPost, "/v1/agent-sessions/events", nil, ev, &got); err != nil {
+		e.t.Fatalf("session event: %v", err)
+	}
+	return got
 }
 
 // TestPageWaitingCard checks a waiting item's card: the session's last

@@ -112,6 +112,9 @@ func (s *Server) routes() {
 	e.GET("/", s.showInbox, page...)
 	e.GET("/requests/:id", s.showRequest, page...)
 	e.GET("/system", s.showSystem, page...)
+	if s.agentSessions() != nil {
+		e.GET("/agents", s.showAgents, page...)
+	}
 	e.POST("/requests/:id/decide", s.decideFromPage, page...)
 	e.POST("/requests/:id/dismiss", s.dismissFromPage, page...)
 	e.POST("/decisions", s.decideBatchFromPage, page...)

@@ -72,12 +72,17 @@ func (s *Store) touchSession(ctx context.Context, p models.Principal, e models.S
 	if e.RuntimeID != nil {
 		set = append(set, "runtime_id")
 	}
+	shown := false // whether what the Sessions view shows changes
 	return s.transactAll(s.DB.WithContext(ctx), func(tx *gorm.DB) error {
 		var was models.AgentSession
 		err := tx.Where("owner_id = ? AND id = ?", p.ID, e.Session).Take(&was).Error
 		if err != nil && !notFound(err) {
 			return err
 		}
+		// New, back from ended, or somewhere else; an end is announced as
+		// it settles the session.
+		shown = err != nil || was.Ended && e.Kind != models.EventEnded ||
+			e.Machine != "" && e.Machine != was.Machine || e.Cwd != "" && e.Cwd != was.Cwd
 		if err == nil && was.Ended && e.Kind != models.EventEnded {
 			set = append(set, "since") // back from ended: its state changes now
 		}
@@ -85,7 +90,17 @@ func (s *Store) touchSession(ctx context.Context, p models.Principal, e models.S
 			Columns:   []clause.Column{{Name: "owner_id"}, {Name: "id"}},
 			DoUpdates: clause.AssignmentColumns(set),
 		}).Create(&a).Error
-	}, func() []models.Change { return nil })
+	}, func() []models.Change { return sessionChange(shown) })
+}
+
+// sessionChange is the announcement of a session that changed while no
+// request did, so a Sessions view on any replica redraws; none when nothing
+// it shows changed.
+func sessionChange(changed bool) []models.Change {
+	if !changed {
+		return nil
+	}
+	return []models.Change{{Action: models.ActionSession}}
 }
 
 func (s *Store) agentSession(db *gorm.DB, owner, id string) (*models.AgentSession, error) {
@@ -226,7 +241,7 @@ func (s *Store) settleSession(db *gorm.DB, by string, a *models.AgentSession, w 
 	if w == nil && a.WaitingID == nil && a.Ended == ended {
 		return nil // nothing changes state
 	}
-	return s.transact(db, func(tx *gorm.DB) error {
+	return s.transactAll(db, func(tx *gorm.DB) error {
 		q := tx.Model(&models.AgentSession{}).Where("owner_id = ? AND id = ?", a.OwnerID, a.ID)
 		if a.WaitingID == nil {
 			q = q.Where("waiting_id IS NULL")
@@ -247,11 +262,11 @@ func (s *Store) settleSession(db *gorm.DB, by string, a *models.AgentSession, w 
 			return nil
 		}
 		return s.resolve(tx, w, models.Decision{Version: w.Version, By: by, Via: via}, "decide")
-	}, func() (*models.Request, string) {
+	}, func() []models.Change {
 		if w == nil {
-			return nil, ""
+			return sessionChange(true) // ended, or moved on from an answered item
 		}
-		return w, "decide"
+		return []models.Change{changeOf(w, "decide")}
 	})
 }
 
