@@ -57,9 +57,9 @@ type Config struct {
 	// AttentionGrace is how long a waiting or review item stays open before
 	// it is pushed; 0: push.DefaultAttentionGrace.
 	AttentionGrace time.Duration
-	Web                      web.Config    // waiter caps and test hooks; its BaseURL stands in for an empty BaseURL
-	Forward                  ForwardConfig
-	Conn                     ConnConfig
+	Web            web.Config // waiter caps and test hooks; its BaseURL stands in for an empty BaseURL
+	Forward        ForwardConfig
+	Conn           ConnConfig
 	// Stdout receives the listening line and the first login URL; nil: discard.
 	Stdout io.Writer
 }
