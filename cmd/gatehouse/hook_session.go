@@ -35,6 +35,8 @@ func runClaudeCodeSessionHook(ctx context.Context, body []byte, url, token strin
 	if !ok {
 		return 0
 	}
+	// Only a Stop this hook waits behind carries an answer back: its item alone takes one.
+	e.CanReply = waitReply > 0 && in.HookEventName == "Stop" && !in.StopHookActive
 	c, err := newClient(url, token)
 	if err != nil {
 		fmt.Fprintln(stderr, "gatehouse hook:", err)
