@@ -36,6 +36,8 @@ func TestStrictConfiguration(t *testing.T) {
 		{"a bad duration flag", "", "", []string{"--max-expiry", "forever"}, `invalid value "forever" for flag -max-expiry: want a duration, a number with a unit: 90s, 15m, 1h, 168h`},
 		{"a bad number flag", "", "", []string{"--filing-rate", "fast"}, `invalid value "fast" for flag -filing-rate: want a number`},
 		{"a zero cap", "", "", []string{"--max-waiters", "0"}, "--max-waiters must be above zero"},
+		{"a bad attention grace in the environment", "GATEHOUSE_ATTENTION_GRACE", "later", nil, `GATEHOUSE_ATTENTION_GRACE="later" is not a duration`},
+		{"no attention grace", "", "", []string{"--attention-grace", "0s"}, "--attention-grace must be above zero"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if c.env != "" {
