@@ -44,7 +44,7 @@ type Router struct {
 
 	// Planning state, owned by the Run goroutine.
 	held   map[string]*hold     // alerts waiting out the presence grace
-	batch  batch                // alerts and badge updates gathering for one push
+	batch  batch                // alerts gathering for one push
 	sent   map[string]time.Time // requests an alert went out for (when): they get a clearing push
 	timers map[*hold]func() bool
 	// Badge-level items waiting out the attention grace, and when each
@@ -61,7 +61,6 @@ type hold struct {
 type batch struct {
 	ids      []string
 	versions map[string]int
-	badge    bool
 	timing   bool // a flush is scheduled
 	stop     func() bool
 }
@@ -367,7 +366,7 @@ func (r *Router) claim(ctx context.Context, ids []string, typ string) []string {
 }
 
 // flush sends what the batch gathered: one alert for every request of the
-// burst still open, or else a badge update. One read and one claim cover the
+// burst still open. One read and one claim cover the
 // whole burst, so the planning goroutine spends two queries per flush, not
 // two per request.
 func (r *Router) flush(ctx context.Context) {
@@ -413,26 +412,21 @@ func (r *Router) flush(ctx context.Context) {
 			}
 		}
 	}
-	m := Message{Type: TypeBadge, Badge: r.openCount(ctx)}
-	if len(open) == 0 && (!b.badge || m.Badge < 0) {
+	if len(open) == 0 {
 		return
 	}
-	if len(open) > 0 {
-		m.Type, m.RequestID, m.RequestIDs, m.Count, m.Version = TypeAlert, open[0], open, len(open), b.versions[open[0]]
-		m.URL = RequestURL(r.cfg.BaseURL, open[0])
-		if len(open) > 1 {
-			m.URL = InboxURL(r.cfg.BaseURL)
-		}
-		now := r.cfg.Now()
-		for _, id := range open {
-			r.sent[id] = now
-		}
-		r.forget()
-		reach := r.reachable(ctx)
-		r.enqueueTo(ctx, m, func(d models.Device) bool { return anyVotable(d, openRecs) && reach(d) })
-		return
+	m := Message{Type: TypeAlert, Badge: r.openCount(ctx), RequestID: open[0], RequestIDs: open, Count: len(open), Version: b.versions[open[0]]}
+	m.URL = RequestURL(r.cfg.BaseURL, open[0])
+	if len(open) > 1 {
+		m.URL = InboxURL(r.cfg.BaseURL)
 	}
-	r.enqueueTo(ctx, m, r.reachable(ctx))
+	now := r.cfg.Now()
+	for _, id := range open {
+		r.sent[id] = now
+	}
+	r.forget()
+	reach := r.reachable(ctx)
+	r.enqueueTo(ctx, m, func(d models.Device) bool { return anyVotable(d, openRecs) && reach(d) })
 }
 
 // anyVotable reports whether the device's owner may vote on any of recs: an
