@@ -157,7 +157,7 @@ func (b *Bridge) promptEnded(sessionID string, result json.RawMessage) {
 	// Only the headless bridge sends the next prompt: behind an editor, the
 	// editor does, and the waiting item takes no reply.
 	allow := b.Headless && b.WaitReply > 0
-	e.AllowAnswer = &allow
+	e.CanReply = allow
 	rep := report{e: e}
 	if allow {
 		rep.waiting = make(chan *api.Request, 1)

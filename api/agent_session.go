@@ -26,7 +26,8 @@ type AgentSessions struct {
 
 // SessionEvent is the body of POST /v1/agent-sessions/events: what one of the
 // caller's sessions did. Event is started, waiting (it stopped and waits for
-// its person; Message is its last message), moved (it moved on) or ended.
+// its person; Message is its last message; CanReply when the reporter can
+// carry an answer back), moved (it moved on) or ended.
 type SessionEvent struct {
 	Session   string  `json:"session"`
 	Agent     string  `json:"agent"`
@@ -35,9 +36,10 @@ type SessionEvent struct {
 	Cwd       string  `json:"cwd,omitempty"`
 	RuntimeID *string `json:"runtime_id,omitempty"`
 	Message   string  `json:"message,omitempty"`
-	// AllowAnswer false says the session cannot take a reply: the waiting
-	// item the event opens offers no free-text answer. Absent means it can.
-	AllowAnswer *bool `json:"allow_answer,omitempty"`
+	// CanReply says the reporter carries the operator's answer back to the
+	// session (a Stop hook run with --wait-reply, a headless bridge): only
+	// then does the waiting item take a free-text answer.
+	CanReply bool `json:"can_reply,omitempty"`
 }
 
 // SessionEventAnswer is the session after the event and its waiting item

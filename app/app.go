@@ -57,9 +57,12 @@ type Config struct {
 	// SuggestAfter is how many operator allows of one command family in one
 	// project propose its remembered allow; 0: the store's default.
 	SuggestAfter int
-	Web          web.Config // waiter caps and test hooks; its BaseURL stands in for an empty BaseURL
-	Forward      ForwardConfig
-	Conn         ConnConfig
+	// AttentionGrace is how long a waiting or review item stays open before
+	// it is pushed; 0: push.DefaultAttentionGrace.
+	AttentionGrace time.Duration
+	Web            web.Config // waiter caps and test hooks; its BaseURL stands in for an empty BaseURL
+	Forward        ForwardConfig
+	Conn           ConnConfig
 	// Stdout receives the listening line and the first login URL; nil: discard.
 	Stdout io.Writer
 }
@@ -262,6 +265,7 @@ func (a *App) wireBackground() error {
 	}
 	a.closePush = closePush
 	pushCfg.Forget = a.Store.MaxExpiry // no request stays open longer
+	pushCfg.AttentionGrace = a.cfg.AttentionGrace
 	// The page's hub is the presence: an alert waits while an operator's page is visible.
 	a.router = push.NewRouter(pushCfg, a.Store, a.Changes, senders, a.Server)
 	fc := a.cfg.Forward

@@ -33,8 +33,8 @@ func (s *Service) Run(ctx context.Context) {
 				s.routeOpen(ctx)
 			case ch.Action == models.ActionResync:
 				s.routeOpen(ctx)
-			case ch.Action == models.ActionActuation:
-				continue // what the message shows did not change
+			case ch.Action == models.ActionActuation, ch.Action == models.ActionSession:
+				continue // what the message shows did not change; a session is no message
 			default:
 				s.route(ctx, ch.RequestID, ch.Record)
 			}

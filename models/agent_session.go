@@ -59,9 +59,10 @@ type SessionEvent struct {
 	Cwd       string
 	RuntimeID *string
 	Message   string // the agent's last message, for EventWaiting
-	// NoReply says the session cannot take a reply (an editor, not the
-	// reporter, sends its prompts): the waiting item it opens offers no answer.
-	NoReply bool
+	// CanReply: the reporter carries an answer back to the session (a Stop
+	// hook that waits for one, a headless bridge), so the waiting item takes
+	// one. Anything else shows the item with no answer box.
+	CanReply bool
 }
 
 // Validate checks what a client may send.

@@ -63,3 +63,8 @@ func RuntimeKey(runtimeID string) string { return "runtime:" + runtimeID }
 // may have been missed (the cross-process listener reconnected), so every
 // subscriber must reload what it shows from the store.
 const ActionResync = "resync"
+
+// ActionSession is the action of a change to an agent session that changed no
+// request (one started, ended or moved where it is): it has no request id, and
+// only what shows sessions (the page's Sessions view) looks at it.
+const ActionSession = "session"

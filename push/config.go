@@ -14,6 +14,10 @@ type Config struct {
 	// Grace holds a new request's alert while an operator has the page open and
 	// active; decided within it, nothing is pushed. Default 30s; negative: none.
 	Grace time.Duration
+	// AttentionGrace is how long a badge-level item (a session's waiting
+	// item, a review) stays open before it is pushed, once per session per
+	// grace; closed sooner, it is never pushed. Default 2 minutes.
+	AttentionGrace time.Duration
 	// Coalesce gathers the alerts of a burst into one ("3 agents need your
 	// decision"). Default 1s; negative: every request alerts alone at once.
 	Coalesce time.Duration
@@ -38,6 +42,9 @@ type Config struct {
 func (c *Config) defaults() {
 	if c.Grace == 0 {
 		c.Grace = 30 * time.Second
+	}
+	if c.AttentionGrace <= 0 {
+		c.AttentionGrace = DefaultAttentionGrace
 	}
 	if c.Coalesce == 0 {
 		c.Coalesce = time.Second
@@ -77,6 +84,9 @@ type Event struct {
 	Attempt   int
 	Result    Result
 }
+
+// DefaultAttentionGrace is Config.AttentionGrace's default.
+const DefaultAttentionGrace = 2 * time.Minute
 
 // Environment variables read by EnvConfig.
 const (

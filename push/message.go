@@ -21,6 +21,7 @@ const (
 const (
 	Title      = "Gatehouse"
 	BodyOne    = "An agent needs your decision"
+	BodyWaits  = "An agent is waiting for you"
 	bodyMany   = "%d agents need your decision"
 	BodyTest   = "Test notification: push reaches this device"
 	ThreadID   = "gatehouse-requests"
@@ -37,6 +38,7 @@ type Message struct {
 	Count      int      // requests the alert covers
 	Badge      int      // open requests; -1 when unknown
 	URL        string   // where a tap opens: BASE_URL/requests/{id}, or the inbox
+	Waiting    bool     // an alert for a waiting item (or review) still open after the attention grace
 }
 
 // Body is the alert text.
@@ -44,6 +46,8 @@ func (m Message) Body() string {
 	switch {
 	case m.Type == TypeTest:
 		return BodyTest
+	case m.Waiting:
+		return BodyWaits
 	case m.Count > 1:
 		return fmt.Sprintf(bodyMany, m.Count)
 	}

@@ -45,7 +45,7 @@ func (r *Router) escalated(ctx context.Context, ch models.Change) {
 			return
 		}
 	}
-	if len(rec.Escalations) == 0 || planFor(rec.Kind) != TypeAlert {
+	if len(rec.Escalations) == 0 || planFor(rec) != TypeAlert {
 		return
 	}
 	last := rec.Escalations[len(rec.Escalations)-1]

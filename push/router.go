@@ -22,6 +22,7 @@ type Store interface {
 	HasDevices(ctx context.Context) (bool, error)
 	ClaimPushes(ctx context.Context, ids []string, typ string) ([]string, error)
 	ListAvailability(ctx context.Context) ([]models.Availability, error)
+	OpenBadgeItems(ctx context.Context, limit int) ([]models.Request, error)
 }
 
 // Router turns change announcements into notifications. One goroutine plans
@@ -43,9 +44,13 @@ type Router struct {
 
 	// Planning state, owned by the Run goroutine.
 	held   map[string]*hold     // alerts waiting out the presence grace
-	batch  batch                // alerts and badge updates gathering for one push
+	batch  batch                // alerts gathering for one push
 	sent   map[string]time.Time // requests an alert went out for (when): they get a clearing push
 	timers map[*hold]func() bool
+	// Badge-level items waiting out the attention grace, and when each
+	// session's last attention push went (attention.go).
+	attn     map[string]*attnHold
+	lastAttn map[string]time.Time
 }
 
 type hold struct {
@@ -56,7 +61,6 @@ type hold struct {
 type batch struct {
 	ids      []string
 	versions map[string]int
-	badge    bool
 	timing   bool // a flush is scheduled
 	stop     func() bool
 }
@@ -78,6 +82,7 @@ func NewRouter(cfg Config, store Store, changes store.Subscriber, s Senders, pre
 		held:    map[string]*hold{},
 		sent:    map[string]time.Time{},
 		timers:  map[*hold]func() bool{},
+		attn:    map[string]*attnHold{}, lastAttn: map[string]time.Time{},
 	}
 	// Subscribe now, not in Run, so nothing committed after NewRouter is missed.
 	r.sub, r.started = changes.Subscribe(1024), time.Now()
@@ -105,6 +110,7 @@ func (r *Router) Run(ctx context.Context) error {
 
 	sub := r.sub
 	defer func() { sub.Close() }()
+	r.rearmAttention(ctx) // what waited before a restart waits on
 	for {
 		select {
 		case <-ctx.Done():
@@ -123,6 +129,7 @@ func (r *Router) Run(ctx context.Context) error {
 				slog.Warn("push: change subscription lagged; resubscribing")
 				sub = r.changes.Subscribe(1024)
 				r.recheck(ctx)
+				r.rearmAttention(ctx)
 				continue
 			}
 			r.handle(ctx, ch)
@@ -144,6 +151,7 @@ func (r *Router) stopTimers() {
 	for _, stop := range r.timers {
 		stop()
 	}
+	r.stopAttention()
 	if r.batch.stop != nil {
 		r.batch.stop()
 	}
@@ -153,6 +161,7 @@ func (r *Router) handle(ctx context.Context, ch models.Change) {
 	switch {
 	case ch.Action == models.ActionResync:
 		r.recheck(ctx)
+		r.rearmAttention(ctx)
 	case ch.Action == "create" && ch.Status == models.StatusOpen:
 		r.opened(ctx, ch)
 	case ch.Action == store.ActionEscalate && ch.Status == models.StatusOpen:
@@ -163,13 +172,14 @@ func (r *Router) handle(ctx context.Context, ch models.Change) {
 	}
 }
 
-// planFor is what a new request of a kind earns: an alert, a badge update or nothing.
-func planFor(kind string) string {
-	switch {
-	case models.Interrupting(kind):
+// planFor is what a new request earns by its attention level: an alert, a
+// push after the attention grace (TypeAttention), or nothing.
+func planFor(rec *models.Request) string {
+	switch models.AttentionLevel(rec.Kind, rec.SourceRef) {
+	case models.LevelInterrupt:
 		return TypeAlert
-	case kind == models.KindWaiting || kind == models.KindReview:
-		return TypeBadge
+	case models.LevelBadge:
+		return TypeAttention
 	}
 	return ""
 }
@@ -185,7 +195,7 @@ func (r *Router) opened(ctx context.Context, ch models.Change) {
 			return
 		}
 	}
-	switch planFor(rec.Kind) {
+	switch planFor(rec) {
 	case TypeAlert:
 		if r.cfg.Grace > 0 && r.presence.ActiveOperators() {
 			h := &hold{id: rec.ID, version: ch.Version}
@@ -195,9 +205,8 @@ func (r *Router) opened(ctx context.Context, ch models.Change) {
 			return
 		}
 		r.add(ctx, rec.ID, ch.Version)
-	case TypeBadge:
-		r.batch.badge = true
-		r.schedule(ctx)
+	case TypeAttention:
+		r.holdAttention(rec)
 	}
 }
 
@@ -236,6 +245,9 @@ func (r *Router) schedule(ctx context.Context) {
 // what was pushed gets a clearing update.
 func (r *Router) closed(ctx context.Context, ch models.Change) {
 	id := ch.RequestID
+	if r.dropAttention(id) {
+		return
+	}
 	if h := r.held[id]; h != nil {
 		if stop := r.timers[h]; stop != nil {
 			stop()
@@ -261,12 +273,17 @@ func (r *Router) closed(ctx context.Context, ch models.Change) {
 	if err != nil {
 		return
 	}
-	switch {
-	case planFor(rec.Kind) == TypeBadge:
-		r.batch.badge = true
-		r.schedule(ctx)
-	case planFor(rec.Kind) == TypeAlert && rec.CreatedAt.Before(r.started):
-		r.clear(ctx, id, ch.Version)
+	// Anything pushed before a restart gets its clear (claimed: once); a
+	// badge-level item only if its grace could have ended by then.
+	switch planFor(rec) {
+	case TypeAttention:
+		if rec.CreatedAt.Add(r.cfg.AttentionGrace).Before(r.started) {
+			r.clear(ctx, id, ch.Version)
+		}
+	case TypeAlert:
+		if rec.CreatedAt.Before(r.started) {
+			r.clear(ctx, id, ch.Version)
+		}
 	}
 }
 
@@ -349,7 +366,7 @@ func (r *Router) claim(ctx context.Context, ids []string, typ string) []string {
 }
 
 // flush sends what the batch gathered: one alert for every request of the
-// burst still open, or else a badge update. One read and one claim cover the
+// burst still open. One read and one claim cover the
 // whole burst, so the planning goroutine spends two queries per flush, not
 // two per request.
 func (r *Router) flush(ctx context.Context) {
@@ -395,26 +412,21 @@ func (r *Router) flush(ctx context.Context) {
 			}
 		}
 	}
-	m := Message{Type: TypeBadge, Badge: r.openCount(ctx)}
-	if len(open) == 0 && (!b.badge || m.Badge < 0) {
+	if len(open) == 0 {
 		return
 	}
-	if len(open) > 0 {
-		m.Type, m.RequestID, m.RequestIDs, m.Count, m.Version = TypeAlert, open[0], open, len(open), b.versions[open[0]]
-		m.URL = RequestURL(r.cfg.BaseURL, open[0])
-		if len(open) > 1 {
-			m.URL = InboxURL(r.cfg.BaseURL)
-		}
-		now := r.cfg.Now()
-		for _, id := range open {
-			r.sent[id] = now
-		}
-		r.forget()
-		reach := r.reachable(ctx)
-		r.enqueueTo(ctx, m, func(d models.Device) bool { return anyVotable(d, openRecs) && reach(d) })
-		return
+	m := Message{Type: TypeAlert, Badge: r.openCount(ctx), RequestID: open[0], RequestIDs: open, Count: len(open), Version: b.versions[open[0]]}
+	m.URL = RequestURL(r.cfg.BaseURL, open[0])
+	if len(open) > 1 {
+		m.URL = InboxURL(r.cfg.BaseURL)
 	}
-	r.enqueueTo(ctx, m, r.reachable(ctx))
+	now := r.cfg.Now()
+	for _, id := range open {
+		r.sent[id] = now
+	}
+	r.forget()
+	reach := r.reachable(ctx)
+	r.enqueueTo(ctx, m, func(d models.Device) bool { return anyVotable(d, openRecs) && reach(d) })
 }
 
 // anyVotable reports whether the device's owner may vote on any of recs: an

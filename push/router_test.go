@@ -68,6 +68,13 @@ type rig struct {
 
 func newRig(t *testing.T, dialect string, cfg push.Config, senders func(*store.Store, *apnstest.Server) push.Senders, pres push.Presence) *rig {
 	t.Helper()
+	return newRigWith(t, dialect, cfg, senders, pres, nil)
+}
+
+// newRigWith is newRig with before run on the store before the router starts
+// (what a restarted server finds).
+func newRigWith(t *testing.T, dialect string, cfg push.Config, senders func(*store.Store, *apnstest.Server) push.Senders, pres push.Presence, before func(*rig)) *rig {
+	t.Helper()
 	st, changes := storetest.Store(t, dialect)
 	srv, err := apnstest.New()
 	if err != nil {
@@ -97,6 +104,9 @@ func newRig(t *testing.T, dialect string, cfg push.Config, senders func(*store.S
 			observe(e)
 		}
 		rg.events <- e
+	}
+	if before != nil {
+		before(rg)
 	}
 	r := push.NewRouter(cfg, st, changes, senders(st, srv), pres)
 	runCtx, cancel := context.WithCancel(ctx)
@@ -234,27 +244,28 @@ func TestKinds(t *testing.T) {
 	rg := newRig(t, "sqlite", push.Config{AfterFunc: clock.AfterFunc}, nil, nil)
 	rg.device(t)
 
-	t.Run("waiting is a quiet badge update; setup sends nothing", func(t *testing.T) {
+	t.Run("an FYI (waiting, no session) and setup push nothing; a review waits out the attention grace", func(t *testing.T) {
 		rg.file(t, models.KindSetup)
 		w := rg.file(t, models.KindWaiting)
-		clock.next(t).fire()
-		p := testkit.Recv(t, rg.pushes, "a push")
-		noSecrets(t, p.Body)
-		a := aps(t, p)
-		if p.PushType != "alert" || p.Priority != "5" || a["alert"] != nil || a["sound"] != nil || a["badge"] != 2.0 {
-			t.Fatalf("badge push: %+v %s", p, p.Body)
+		rv := rg.file(t, models.KindReview)
+		if e := rg.wait(t, "attention-held"); e.RequestID != rv.ID {
+			t.Fatalf("held %s, want only the review", e.RequestID)
 		}
-		// Dismissing the waiting item updates the badge again, not a clear.
-		if _, err := rg.store.Withdraw(ctx, w.ID, rg.op, models.StatusDismissed); err != nil {
-			t.Fatal(err)
+		tm := clock.next(t)
+		if tm.d < time.Minute {
+			t.Fatalf("the review is held %s, want the attention grace", tm.d)
 		}
-		clock.next(t).fire()
-		p = testkit.Recv(t, rg.pushes, "a push")
-		if p.Priority != "5" || aps(t, p)["badge"] != 1.0 {
-			t.Fatalf("badge after dismiss: %s", p.Body)
+		// Dismissing them sends nothing either: nothing was pushed for them.
+		for _, r := range []*models.Request{w, rv} {
+			if _, err := rg.store.Withdraw(ctx, r.ID, rg.op, models.StatusDismissed); err != nil {
+				t.Fatal(err)
+			}
 		}
-		if n := rg.apns.Count(); n != 2 {
-			t.Fatalf("APNs got %d pushes, want 2", n)
+		if e := rg.wait(t, "suppressed"); e.RequestID != rv.ID {
+			t.Fatalf("suppressed %s", e.RequestID)
+		}
+		if n := rg.apns.Count(); n != 0 {
+			t.Fatalf("APNs got %d pushes, want none", n)
 		}
 	})
 }

@@ -88,6 +88,9 @@ type Card struct {
 	// host, path, query, digests and the body), shown on the card so what is
 	// approved is read where it is approved; "" for any other request.
 	Exact string
+	// LastMessage is a waiting item's last message from its session (the
+	// request's detail), shown on the card; "" for any other request.
+	LastMessage string
 
 	// Remember is the "Remember…" control, nil when the card offers none;
 	// GrantID the remembered allow that decided it, "" for none.
@@ -173,6 +176,7 @@ type Page struct {
 	Operator  string // "" when logged out
 	WSURL     string // the websocket to connect to; "" for none
 	Assets    Assets
+	View      string // inbox or agents: which view the views nav marks current; "" for neither
 }
 
 // Inbox is the inbox page.

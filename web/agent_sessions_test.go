@@ -36,7 +36,7 @@ func TestAgentSessionRoutes(t *testing.T) {
 		e := newOAEnv(t, dialect)
 		event := func(token, session, kind, msg string) api.SessionEventAnswer {
 			t.Helper()
-			ev := map[string]any{"session": session, "agent": "claude-code", "event": kind, "cwd": "/home/dev/proj", "message": msg}
+			ev := map[string]any{"session": session, "agent": "claude-code", "event": kind, "cwd": "/home/dev/proj", "message": msg, "can_reply": true}
 			return decodeAs[api.SessionEventAnswer](t, e.do(t, oaCall{op: "postSessionEvent", method: "POST", path: "/v1/agent-sessions/events", token: token, body: ev, want: 200}))
 		}
 		list := func(token string) []api.AgentSession {
@@ -58,13 +58,14 @@ func TestAgentSessionRoutes(t *testing.T) {
 			}
 		})
 
-		t.Run("a session that says it cannot take a reply gets an item with no answer box", func(t *testing.T) {
-			ev := map[string]any{"session": "s5", "agent": "codex-acp", "event": "waiting", "message": "Done", "allow_answer": false}
+		t.Run("a waiting item whose reporter cannot carry a reply takes no answer, and the operator may dismiss it", func(t *testing.T) {
+			ev := map[string]any{"session": "s1b", "agent": "claude-code", "event": "waiting", "message": "Done"}
 			w := decodeAs[api.SessionEventAnswer](t, e.do(t, oaCall{op: "postSessionEvent", method: "POST", path: "/v1/agent-sessions/events", token: e.agent, body: ev, want: 200})).Waiting
-			if w == nil || w.AllowAnswer || w.Status != models.StatusOpen {
+			if w == nil || w.AllowAnswer {
 				t.Fatalf("%+v", w)
 			}
 			e.do(t, oaCall{op: "decideRequest", method: "POST", path: "/v1/requests/" + w.ID + "/decide", token: e.op, body: map[string]any{"version": w.Version, "decision": nil, "answer": "go on"}, want: 400})
+			e.do(t, oaCall{op: "dismissRequest", method: "POST", path: "/v1/requests/" + w.ID + "/dismiss", token: e.op, body: map[string]any{}, want: 200})
 		})
 
 		t.Run("an agent lists only its own sessions; the operator lists all, who waits first", func(t *testing.T) {

@@ -23,18 +23,6 @@ func (s *Server) availability() AvailabilityStore {
 	return a
 }
 
-// availabilityRoutes serve the calling operator's own availability: nobody
-// else's, and never to an agent or runtime (operator routes only).
-func (s *Server) availabilityRoutes(v1 *echo.Group, operator echo.MiddlewareFunc) {
-	if s.availability() == nil {
-		return
-	}
-	v1.GET("/me/availability", s.getAvailability, operator)
-	v1.PUT("/me/away", s.putAway, operator)
-	v1.PUT("/me/quiet-hours", s.putQuietHours, operator)
-	v1.DELETE("/me/quiet-hours", s.clearQuietHours, operator)
-}
-
 func toAPIAvailability(a *models.Availability, now time.Time) api.Availability {
 	out := api.Availability{Operator: a.Operator, Away: a.AwayAt(now), InQuietHours: a.QuietAt(now)}
 	if out.Away && a.AwayUntil != nil {

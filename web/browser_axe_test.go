@@ -194,6 +194,12 @@ func TestBrowserAxe(t *testing.T) {
 					n.Options = []api.Option{{ID: "retry", Label: "Retry"}, {ID: "stop", Label: "Stop", Effect: "deny"}}
 				})
 			}
+			// Agent sessions: waiting with and without a way to reply, working,
+			// blocked on a permission, ended.
+			e.sessionWaits("3f9a51c2-reply", "Pushed the branch. Shall I open the pull request?", true)
+			e.sessionWaits("8d20c7aa-noreply", "All tests pass.", false)
+			e.sessionEvent(api.SessionEvent{Session: "b7e1d0f4-working", Event: models.EventStarted, Cwd: "/srv/app"})
+			e.sessionEvent(api.SessionEvent{Session: "c4a8e2b9-ended", Event: models.EventEnded})
 			hook := hookRequest("git push origin main", "cabcfecf-230c-4cc4-9bfb-dc5c563ea4e3", "/home/dev/project")
 			hook.RuntimeID = &reg.ID
 			ce := &cardEnv{pageEnv: e}
@@ -262,6 +268,14 @@ func TestBrowserAxe(t *testing.T) {
 				}
 				b.run("away", chromedp.Click(css(`[data-testid="away-toggle"]`)), chromedp.WaitVisible(css(`[data-testid="quiet-hours"]`)))
 				b.audit(axe, "system, away")
+			})
+
+			t.Run("sessions", func(t *testing.T) {
+				b.t = t
+				b.run("sessions", chromedp.Navigate(e.url+"/agents"), chromedp.WaitVisible(css(`[data-testid="session"][data-state="waiting"]`)),
+					chromedp.WaitVisible(css(`[data-testid="session"][data-state="ended"]`)),
+					chromedp.WaitReady(css(`[data-testid="connection"][data-state="live"]`)))
+				b.audit(axe, "sessions")
 			})
 
 			t.Run("not found", func(t *testing.T) {

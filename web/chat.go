@@ -16,17 +16,6 @@ type ChatLinker interface {
 	CreateChatLinkCode(ctx context.Context, p models.Principal) (string, time.Time, error)
 }
 
-// chatRoutes serves the chat services' callbacks (verified by the chat
-// package with each service's secret, not by a token) and the link codes.
-func (s *Server) chatRoutes(g *echo.Group, operator echo.MiddlewareFunc) {
-	if s.chat != nil {
-		s.echo.POST("/chat/*", echo.WrapHandler(s.chat))
-	}
-	if cl, ok := s.store.(ChatLinker); ok {
-		g.POST("/chat/link-codes", func(c echo.Context) error { return createChatLinkCode(c, cl) }, operator)
-	}
-}
-
 // createChatLinkCode answers a new link code for the calling operator (201).
 func createChatLinkCode(c echo.Context, cl ChatLinker) error {
 	p := Principal(c)

@@ -49,6 +49,7 @@ type hub struct {
 // cards it shows (touched only by the hub goroutine).
 type pageConn struct {
 	filter   views.Filter
+	agents   bool // the Sessions view: it shows sessions, not cards
 	operator string
 	voter    models.Principal // who is looking: cards say whether they may vote
 	send     chan []byte
@@ -173,7 +174,18 @@ func (h *hub) sync(pcs []*pageConn) {
 	}
 	lists := map[key]list{}
 	now := time.Now()
+	var sessions []byte // rendered once, for every Sessions view among pcs
 	for _, pc := range pcs {
+		if pc.agents {
+			if sessions == nil {
+				if sessions = h.sessionsFragment(ctx, now); sessions == nil {
+					continue
+				}
+				sessions = append(append([]byte{}, countFrag...), sessions...)
+			}
+			h.deliver(pc, sessions)
+			continue
+		}
 		k := key{pc.filter, pc.operator}
 		l, ok := lists[k]
 		if !ok {
@@ -223,6 +235,10 @@ func (h *hub) cardsFor(ctx context.Context, f views.Filter, viewer models.Princi
 func (h *hub) apply(ch models.Change) {
 	ctx, cancel := context.WithTimeout(context.Background(), hubReadTime)
 	defer cancel()
+	if ch.Action == models.ActionSession {
+		h.applySessions(ctx, nil, true)
+		return
+	}
 	r, err := h.s.store.GetRequest(ctx, ch.RequestID)
 	if err != nil && models.ErrorCode(err) != models.ECodeNotFound {
 		slog.Error("hub: read change", "id", ch.RequestID, "err", err)
@@ -249,7 +265,13 @@ func (h *hub) apply(ch models.Change) {
 	// Each kind of fragment is rendered at most once per reason a viewer may
 	// not vote (most pages share one), whatever the number of pages.
 	frags := map[string][]byte{}
+	// A Sessions view redraws when a request of a session changed (a waiting
+	// item, a permission that blocks it) or the request is unknown.
+	h.applySessions(ctx, countFrag, r == nil || r.SourceRef["session"] != "")
 	for pc := range h.conns {
+		if pc.agents {
+			continue
+		}
 		var card views.Card
 		if r != nil {
 			card = toCard(r, pc.voter)
@@ -306,6 +328,45 @@ func (h *hub) applyTo(pc *pageConn, r *models.Request, ch models.Change, countFr
 			h.deliver(pc, countFrag)
 		}
 	}
+}
+
+// applySessions sends every Sessions view the session list when redraw is
+// set (rendered once for all), else the count when it moved.
+func (h *hub) applySessions(ctx context.Context, countFrag []byte, redraw bool) {
+	var msg []byte
+	for pc := range h.conns {
+		if !pc.agents {
+			continue
+		}
+		if !redraw {
+			if countFrag != nil {
+				h.deliver(pc, countFrag)
+			}
+			continue
+		}
+		if msg == nil {
+			frag := h.sessionsFragment(ctx, time.Now())
+			if frag == nil {
+				return
+			}
+			msg = append(append([]byte{}, countFrag...), frag...)
+		}
+		h.deliver(pc, msg)
+	}
+}
+
+// sessionsFragment is the Sessions view's list as an out-of-band swap; nil
+// when it cannot be read (the page keeps what it shows).
+func (h *hub) sessionsFragment(ctx context.Context, now time.Time) []byte {
+	if h.s.agentSessions() == nil {
+		return nil
+	}
+	rows, err := h.s.sessionRows(ctx)
+	if err != nil {
+		slog.Error("hub: sessions", "err", err)
+		return nil
+	}
+	return renderBytes(views.OOBSessions(rows, now))
 }
 
 // auditFragment is the redrawn trail of one request for its own page; nothing

@@ -49,7 +49,7 @@ func (s *Server) connectPage(c echo.Context) error {
 	wctx, abort := context.WithCancel(ctx)
 	defer abort()
 	voter := Principal(c)
-	pc := &pageConn{filter: f, operator: voter.Label(), voter: voter, send: make(chan []byte, pageQueue), dropped: make(chan struct{}), abort: abort}
+	pc := &pageConn{filter: f, agents: c.QueryParam("view") == "agents", operator: voter.Label(), voter: voter, send: make(chan []byte, pageQueue), dropped: make(chan struct{}), abort: abort}
 	h.arrive(pc)
 	defer h.depart(pc)
 

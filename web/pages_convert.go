@@ -33,6 +33,9 @@ func toCard(r *models.Request, viewer models.Principal) views.Card {
 	if r.PendingID != nil {
 		c.Exact = r.Detail // Gatehouse wrote it from the grant's validated fields
 	}
+	if r.Kind == models.KindWaiting && r.SourceRef["session"] != "" {
+		c.LastMessage = r.Detail // what the session said last: what an answer answers
+	}
 	if r.Held() {
 		c.Held, c.HoldRule, c.HoldThen = true, deref(r.HoldRule), deref(r.HoldThen)
 		c.HoldUntil = *r.HoldUntil

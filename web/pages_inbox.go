@@ -37,6 +37,7 @@ func (s *Server) showInbox(c echo.Context) error {
 	in := views.Inbox{
 		Page: s.pageOf(c, "", views.WSURL(f)), Filter: f, Cards: cardsOfRows(c.Request().Context(), s.runtimeNames(), Principal(c), rows), NextCursor: next, Now: time.Now(),
 	}
+	in.Page.View = "inbox"
 	if c.QueryParam("cursor") != "" {
 		in.Page.WSURL = "" // an older page is a static view: live updates go to the first page
 	}

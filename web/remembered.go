@@ -19,17 +19,6 @@ type RememberStore interface {
 	RevokeRemembered(ctx context.Context, id, actor, via string) (*models.Remembered, error)
 }
 
-// rememberRoutes serves the remembered allows to operators; absent when the
-// store keeps none.
-func (s *Server) rememberRoutes(g *echo.Group, operator echo.MiddlewareFunc) {
-	rs, ok := s.store.(RememberStore)
-	if !ok {
-		return
-	}
-	g.GET("/remembered", func(c echo.Context) error { return listRemembered(c, rs) }, operator)
-	g.DELETE("/remembered/:id", func(c echo.Context) error { return revokeRemembered(c, rs) }, operator)
-}
-
 // listRemembered answers every remembered allow, newest first, live or not.
 func listRemembered(c echo.Context, rs RememberStore) error {
 	list, now, err := rs.ListRemembered(c.Request().Context())

@@ -39,10 +39,32 @@ func (s *Server) routes() {
 	}
 	v1.GET("/sessions", s.listSessions, operator)
 	v1.DELETE("/sessions/:id", s.endSession, operator)
-	s.tokenRoutes(v1, operator)
-	s.chatRoutes(v1, operator)
-	s.availabilityRoutes(v1, operator)
-	s.rememberRoutes(v1, operator)
+	// Token administration, so the CLI can manage tokens with an operator's
+	// token instead of the database file.
+	if ts, ok := s.store.(TokenStore); ok {
+		v1.POST("/tokens", func(c echo.Context) error { return createToken(c, ts) }, operator)
+		v1.GET("/tokens", func(c echo.Context) error { return listTokens(c, ts) }, operator)
+		v1.DELETE("/tokens/:id", func(c echo.Context) error { return revokeToken(c, ts) }, operator)
+	}
+	// The chat services' callbacks are verified by the chat package with each
+	// service's secret, not by a token.
+	if s.chat != nil {
+		e.POST("/chat/*", echo.WrapHandler(s.chat))
+	}
+	if cl, ok := s.store.(ChatLinker); ok {
+		v1.POST("/chat/link-codes", func(c echo.Context) error { return createChatLinkCode(c, cl) }, operator)
+	}
+	// The calling operator's own availability: nobody else's.
+	if s.availability() != nil {
+		v1.GET("/me/availability", s.getAvailability, operator)
+		v1.PUT("/me/away", s.putAway, operator)
+		v1.PUT("/me/quiet-hours", s.putQuietHours, operator)
+		v1.DELETE("/me/quiet-hours", s.clearQuietHours, operator)
+	}
+	if rs, ok := s.store.(RememberStore); ok {
+		v1.GET("/remembered", func(c echo.Context) error { return listRemembered(c, rs) }, operator)
+		v1.DELETE("/remembered/:id", func(c echo.Context) error { return revokeRemembered(c, rs) }, operator)
+	}
 	if s.suggestions() != nil {
 		v1.GET("/suggestions", s.listSuggestions, operator)
 		v1.POST("/suggestions/:id/accept", s.acceptSuggestion, operator)
@@ -95,6 +117,9 @@ func (s *Server) routes() {
 	e.GET("/", s.showInbox, page...)
 	e.GET("/requests/:id", s.showRequest, page...)
 	e.GET("/system", s.showSystem, page...)
+	if s.agentSessions() != nil {
+		e.GET("/agents", s.showAgents, page...)
+	}
 	e.POST("/requests/:id/decide", s.decideFromPage, page...)
 	e.POST("/requests/:id/dismiss", s.dismissFromPage, page...)
 	e.POST("/decisions", s.decideBatchFromPage, page...)

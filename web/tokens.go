@@ -18,20 +18,6 @@ type TokenStore interface {
 	RevokeTokenBy(ctx context.Context, idOrName, actor, via string) (int64, error)
 }
 
-// tokenRoutes serves token administration to operators, so the CLI can manage
-// tokens with an operator's token instead of the database file, which need not
-// be on (or readable from) a machine that runs agents. Absent when the store
-// cannot.
-func (s *Server) tokenRoutes(g *echo.Group, operator echo.MiddlewareFunc) {
-	ts, ok := s.store.(TokenStore)
-	if !ok {
-		return
-	}
-	g.POST("/tokens", func(c echo.Context) error { return createToken(c, ts) }, operator)
-	g.GET("/tokens", func(c echo.Context) error { return listTokens(c, ts) }, operator)
-	g.DELETE("/tokens/:id", func(c echo.Context) error { return revokeToken(c, ts) }, operator)
-}
-
 func toAPIToken(t *models.Token) api.Token {
 	out := api.Token{ID: t.ID, Role: t.Role, Name: t.Name, Groups: t.Groups, For: t.For, CreatedAt: t.CreatedAt.UTC()}
 	if out.Groups == nil {

@@ -38,6 +38,8 @@ func TestStrictConfiguration(t *testing.T) {
 		{"a zero cap", "", "", []string{"--max-waiters", "0"}, "--max-waiters must be above zero"},
 		{"a bad suggestion count", "GATEHOUSE_SUGGEST_AFTER", "often", nil, `GATEHOUSE_SUGGEST_AFTER="often" is not a whole number`},
 		{"a zero suggestion count", "", "", []string{"--suggest-after", "0"}, "--suggest-after must be above zero"},
+		{"a bad attention grace in the environment", "GATEHOUSE_ATTENTION_GRACE", "later", nil, `GATEHOUSE_ATTENTION_GRACE="later" is not a duration`},
+		{"no attention grace", "", "", []string{"--attention-grace", "0s"}, "--attention-grace must be above zero"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if c.env != "" {

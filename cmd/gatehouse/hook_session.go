@@ -47,6 +47,8 @@ func runClaudeCodeSessionHook(ctx context.Context, body []byte, url, token strin
 // to waitReply for the operator's answer on the session's waiting item and
 // prints the Stop answer that continues the session with it.
 func reportSession(ctx context.Context, e api.SessionEvent, budget time.Duration, url, token string, waitReply time.Duration, prefix string, stdout, stderr io.Writer) int {
+	// Only a Stop this hook waits behind carries an answer back: its item alone takes one.
+	e.CanReply = waitReply > 0
 	c, err := newClient(url, token)
 	if err != nil {
 		fmt.Fprintln(stderr, prefix+":", err)

@@ -71,6 +71,9 @@ func TestHookSessionEvents(t *testing.T) {
 		if w == nil || w.Kind != models.KindWaiting || w.Detail != "All pushed, nonce-abc" || w.SourceRef["session"] != recordedSession || w.SourceRef["cwd"] != "/home/dev/proj" {
 			t.Fatalf("waiting item: %+v", w)
 		}
+		if w.AllowAnswer {
+			t.Fatal("a stop no hook waits behind takes an answer nothing would carry back")
+		}
 		sessionHook(t, ts.URL, ts.Agent, promptFixture)
 		got, _ := ts.Operator.Get(context.Background(), w.ID)
 		if got.Status != models.StatusResolved || got.DecidedVia == nil || *got.DecidedVia != models.ViaMovedOn {
@@ -144,8 +147,8 @@ func TestHookWaitReply(t *testing.T) {
 	t.Run("a stop already continued by the hook answers at once, with no block", func(t *testing.T) {
 		ts := newTestServer(t)
 		sessionHook(t, ts.URL, ts.Agent, stopActiveFixture, "--wait-reply", "10m")
-		if w := waitingOf(t, ts, recordedSession); w == nil || w.Detail != "All pushed, nonce-abc" {
-			t.Fatalf("the stop still shows as waiting: %+v", w)
+		if w := waitingOf(t, ts, recordedSession); w == nil || w.Detail != "All pushed, nonce-abc" || w.AllowAnswer {
+			t.Fatalf("the stop still shows as waiting, taking no answer (nothing waits for one): %+v", w)
 		}
 	})
 	t.Run("moving on ends the wait with no block", func(t *testing.T) {

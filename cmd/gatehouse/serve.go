@@ -20,6 +20,7 @@ import (
 	"github.com/gatehousehq/gatehouse/app"
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/gatehousehq/gatehouse/models/store"
+	"github.com/gatehousehq/gatehouse/push"
 	"github.com/gatehousehq/gatehouse/web"
 )
 
@@ -59,6 +60,8 @@ func parseServe(args []string, stdout, stderr io.Writer) (app.Config, error) {
 	fs.DurationVar(&c.MaxExpiry, "max-expiry", envs.Duration("GATEHOUSE_MAX_EXPIRY", 7*24*time.Hour), "the longest expiry a filer may ask for (GATEHOUSE_MAX_EXPIRY)")
 	fs.IntVar(&c.SuggestAfter, "suggest-after", envs.Int("GATEHOUSE_SUGGEST_AFTER", models.DefaultSuggestAfter),
 		"operator allows of one command family in one project before the page suggests remembering it (GATEHOUSE_SUGGEST_AFTER)")
+	fs.DurationVar(&c.AttentionGrace, "attention-grace", envs.Duration("GATEHOUSE_ATTENTION_GRACE", push.DefaultAttentionGrace),
+		"how long a waiting or review item stays open before it is pushed, once per session per grace (GATEHOUSE_ATTENTION_GRACE)")
 	fs.DurationVar(&c.Web.MaxPendingWait, "max-pending-wait", envs.Duration("GATEHOUSE_MAX_PENDING_WAIT", web.DefaultMaxPendingWait), "the longest max_wait a pending grant may ask for (GATEHOUSE_MAX_PENDING_WAIT)")
 	if err := envs.Err(); err != nil {
 		fmt.Fprintln(stderr, "gatehouse serve:", err)
@@ -77,7 +80,7 @@ func parseServe(args []string, stdout, stderr io.Writer) (app.Config, error) {
 		fmt.Fprintln(stderr, "gatehouse serve:", err)
 		return c, err
 	}
-	if err := checkPositive(fs.FlagSet, "max-waiters", "max-waiters-per-caller", "max-connections", "filing-rate", "filing-burst", "runtime-filing-rate", "runtime-filing-burst", "default-expiry", "max-expiry", "max-pending-wait", "suggest-after"); err != nil {
+	if err := checkPositive(fs.FlagSet, "max-waiters", "max-waiters-per-caller", "max-connections", "filing-rate", "filing-burst", "runtime-filing-rate", "runtime-filing-burst", "default-expiry", "max-expiry", "max-pending-wait", "suggest-after", "attention-grace"); err != nil {
 		fmt.Fprintln(stderr, "gatehouse serve:", err)
 		return c, err
 	}

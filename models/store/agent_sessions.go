@@ -72,12 +72,17 @@ func (s *Store) touchSession(ctx context.Context, p models.Principal, e models.S
 	if e.RuntimeID != nil {
 		set = append(set, "runtime_id")
 	}
+	shown := false // whether what the Sessions view shows changes
 	return s.transactAll(s.DB.WithContext(ctx), func(tx *gorm.DB) error {
 		var was models.AgentSession
 		err := tx.Where("owner_id = ? AND id = ?", p.ID, e.Session).Take(&was).Error
 		if err != nil && !notFound(err) {
 			return err
 		}
+		// New, back from ended, or somewhere else; an end is announced as
+		// it settles the session.
+		shown = err != nil || was.Ended && e.Kind != models.EventEnded ||
+			e.Machine != "" && e.Machine != was.Machine || e.Cwd != "" && e.Cwd != was.Cwd
 		if err == nil && was.Ended && e.Kind != models.EventEnded {
 			set = append(set, "since") // back from ended: its state changes now
 		}
@@ -85,7 +90,17 @@ func (s *Store) touchSession(ctx context.Context, p models.Principal, e models.S
 			Columns:   []clause.Column{{Name: "owner_id"}, {Name: "id"}},
 			DoUpdates: clause.AssignmentColumns(set),
 		}).Create(&a).Error
-	}, func() []models.Change { return nil })
+	}, func() []models.Change { return sessionChange(shown) })
+}
+
+// sessionChange is the announcement of a session that changed while no
+// request did, so a Sessions view on any replica redraws; none when nothing
+// it shows changed.
+func sessionChange(changed bool) []models.Change {
+	if !changed {
+		return nil
+	}
+	return []models.Change{{Action: models.ActionSession}}
 }
 
 func (s *Store) agentSession(db *gorm.DB, owner, id string) (*models.AgentSession, error) {
@@ -169,8 +184,8 @@ func (s *Store) waitingExpiry() time.Duration {
 var agentNames = map[string]string{"claude-code": "Claude Code", "codex": "Codex"}
 
 // waitingFiling is the waiting item of a session: Gatehouse's own title, the
-// last message as the detail, no options, and a free-text answer unless the
-// session cannot take one.
+// last message as the detail and no options; it takes a free-text answer only
+// when the reporter can carry one back to the session.
 func waitingFiling(a *models.AgentSession, e models.SessionEvent, exp time.Duration) models.NewRequest {
 	who := agentNames[a.Agent]
 	if who == "" {
@@ -189,12 +204,13 @@ func waitingFiling(a *models.AgentSession, e models.SessionEvent, exp time.Durat
 	}
 	return models.NewRequest{
 		Kind: models.KindWaiting, Title: models.CleanText(title, models.MaxTitle), Summary: models.CleanText(summary, models.MaxSummary),
-		Detail: e.Message, Options: []models.Option{}, AllowAnswer: !e.NoReply, SourceRef: ref,
+		Detail: e.Message, Options: []models.Option{}, AllowAnswer: e.CanReply, SourceRef: ref,
 		RuntimeID: a.RuntimeID, ExpiresIn: exp,
 	}
 }
 
-// refreshWaiting puts the newest last message on the open waiting item: a new
+// refreshWaiting puts the newest last message on the open waiting item (and
+// whether its reporter can carry an answer back, which each Stop says anew): a new
 // version (an answer given to the message before is refused as a version
 // conflict, so no answer meets a message it was not written for) and a new
 // expiry, audited as "refresh" by the session's token.
@@ -203,14 +219,14 @@ func (s *Store) refreshWaiting(db *gorm.DB, p models.Principal, a *models.AgentS
 	exp := now.Add(s.waitingExpiry())
 	return s.transact(db, func(tx *gorm.DB) error {
 		res := tx.Model(&models.Request{}).Where("id = ? AND version = ? AND status = ?", w.ID, w.Version, models.StatusOpen).
-			Updates(map[string]any{"detail": e.Message, "version": w.Version + 1, "updated_at": now, "expires_at": exp})
+			Updates(map[string]any{"detail": e.Message, "allow_answer": e.CanReply, "version": w.Version + 1, "updated_at": now, "expires_at": exp})
 		if res.Error != nil {
 			return res.Error
 		}
 		if res.RowsAffected == 0 {
 			return errRaced
 		}
-		w.Detail, w.Version, w.UpdatedAt, w.ExpiresAt = e.Message, w.Version+1, now, exp
+		w.Detail, w.AllowAnswer, w.Version, w.UpdatedAt, w.ExpiresAt = e.Message, e.CanReply, w.Version+1, now, exp
 		if err := tx.Model(&models.AgentSession{}).Where("owner_id = ? AND id = ?", a.OwnerID, a.ID).
 			Update("last_message", e.Message).Error; err != nil {
 			return err
@@ -228,7 +244,7 @@ func (s *Store) settleSession(db *gorm.DB, by string, a *models.AgentSession, w 
 	if w == nil && a.WaitingID == nil && a.Ended == ended {
 		return nil // nothing changes state
 	}
-	return s.transact(db, func(tx *gorm.DB) error {
+	return s.transactAll(db, func(tx *gorm.DB) error {
 		q := tx.Model(&models.AgentSession{}).Where("owner_id = ? AND id = ?", a.OwnerID, a.ID)
 		if a.WaitingID == nil {
 			q = q.Where("waiting_id IS NULL")
@@ -249,11 +265,11 @@ func (s *Store) settleSession(db *gorm.DB, by string, a *models.AgentSession, w 
 			return nil
 		}
 		return s.resolve(tx, w, models.Decision{Version: w.Version, By: by, Via: via}, "decide")
-	}, func() (*models.Request, string) {
+	}, func() []models.Change {
 		if w == nil {
-			return nil, ""
+			return sessionChange(true) // ended, or moved on from an answered item
 		}
-		return w, "decide"
+		return []models.Change{changeOf(w, "decide")}
 	})
 }
 

@@ -13,7 +13,7 @@ import (
 
 func sessionEvent(t *testing.T, s *store.Store, p models.Principal, session, kind, msg string) *models.Request {
 	t.Helper()
-	_, w, err := s.SessionEvent(ctx, p, models.SessionEvent{Session: session, Agent: "claude-code", Kind: kind, Cwd: "/home/dev/proj", Machine: "box", Message: msg})
+	_, w, err := s.SessionEvent(ctx, p, models.SessionEvent{Session: session, Agent: "claude-code", Kind: kind, Cwd: "/home/dev/proj", Machine: "box", Message: msg, CanReply: true})
 	if err != nil {
 		t.Fatalf("%s event: %v", kind, err)
 	}
@@ -126,6 +126,24 @@ func TestAgentSessions(t *testing.T) {
 			w2 := sessionEvent(t, s, a, "s3", models.EventWaiting, "Pushed main")
 			if w2.ID == w.ID || !w2.Open() {
 				t.Fatalf("after an answer, the next stop: %+v", w2)
+			}
+		})
+
+		t.Run("an item whose reporter cannot carry a reply back takes no answer, until a stop that can refreshes it", func(t *testing.T) {
+			_, w, err := s.SessionEvent(ctx, a, models.SessionEvent{Session: "s3b", Agent: "claude-code", Kind: models.EventWaiting, Message: "Done"})
+			if err != nil || w.AllowAnswer {
+				t.Fatalf("a stop nobody waits behind: %+v %v", w, err)
+			}
+			ans := "go on"
+			if _, err := s.Decide(ctx, w.ID, models.Decision{Version: w.Version, Answer: &ans, By: op.Label(), Via: models.ViaAPI}); models.ErrorCode(err) != models.ECodeInvalid {
+				t.Fatalf("an answer nobody would carry: %v", err)
+			}
+			w2 := sessionEvent(t, s, a, "s3b", models.EventWaiting, "Done, now waiting")
+			if w2.ID != w.ID || !w2.AllowAnswer || w2.Version != w.Version+1 {
+				t.Fatalf("a stop that waits for a reply: %+v", w2)
+			}
+			if got, err := s.Decide(ctx, w.ID, models.Decision{Version: w2.Version, Answer: &ans, By: op.Label(), Via: models.ViaAPI}); err != nil || *got.Answer != ans {
+				t.Fatalf("the answer: %+v %v", got, err)
 			}
 		})
 
@@ -243,8 +261,8 @@ func TestAgentSessions(t *testing.T) {
 			}
 		})
 
-		t.Run("a session that cannot take a reply opens an item that takes no answer", func(t *testing.T) {
-			_, w, err := s.SessionEvent(ctx, a, models.SessionEvent{Session: "s8", Agent: "codex-acp", Kind: models.EventWaiting, Message: "Done", NoReply: true})
+		t.Run("a session whose reporter cannot carry a reply opens an item that takes no answer", func(t *testing.T) {
+			_, w, err := s.SessionEvent(ctx, a, models.SessionEvent{Session: "s8", Agent: "codex-acp", Kind: models.EventWaiting, Message: "Done"})
 			if err != nil || w == nil || w.AllowAnswer || !w.Open() {
 				t.Fatalf("waiting item %+v, %v; want one open that takes no answer", w, err)
 			}
