@@ -35,6 +35,9 @@ type SessionEvent struct {
 	Cwd       string  `json:"cwd,omitempty"`
 	RuntimeID *string `json:"runtime_id,omitempty"`
 	Message   string  `json:"message,omitempty"`
+	// Prompt is the user's prompt that moved the session on, when it was one
+	// (UserPromptSubmit): the advisory reviewer reads the last few.
+	Prompt string `json:"prompt,omitempty"`
 }
 
 // SessionEventAnswer is the session after the event and its waiting item

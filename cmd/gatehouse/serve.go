@@ -57,6 +57,7 @@ func parseServe(args []string, stdout, stderr io.Writer) (app.Config, error) {
 	fs.DurationVar(&c.DefaultExpiry, "default-expiry", envs.Duration("GATEHOUSE_DEFAULT_EXPIRY", time.Hour), "expiry of a request that asks for none (GATEHOUSE_DEFAULT_EXPIRY)")
 	fs.DurationVar(&c.MaxExpiry, "max-expiry", envs.Duration("GATEHOUSE_MAX_EXPIRY", 7*24*time.Hour), "the longest expiry a filer may ask for (GATEHOUSE_MAX_EXPIRY)")
 	fs.DurationVar(&c.Web.MaxPendingWait, "max-pending-wait", envs.Duration("GATEHOUSE_MAX_PENDING_WAIT", web.DefaultMaxPendingWait), "the longest max_wait a pending grant may ask for (GATEHOUSE_MAX_PENDING_WAIT)")
+	reviewerKey := reviewerFlags(fs, &envs, &c.Reviewer)
 	if err := envs.Err(); err != nil {
 		fmt.Fprintln(stderr, "gatehouse serve:", err)
 		return c, err
@@ -64,6 +65,7 @@ func parseServe(args []string, stdout, stderr io.Writer) (app.Config, error) {
 	if err := fs.parse(args); err != nil {
 		return c, err
 	}
+	c.Reviewer.APIKey = *reviewerKey
 	if fs.NArg() > 0 {
 		err := fmt.Errorf("serve takes no arguments, got %q", fs.Args())
 		fmt.Fprintln(stderr, "gatehouse serve:", err)
@@ -71,6 +73,10 @@ func parseServe(args []string, stdout, stderr io.Writer) (app.Config, error) {
 	}
 	if err := store.CheckURL(c.Database); err != nil {
 		err = fmt.Errorf("--database (GATEHOUSE_DATABASE): %w", err)
+		fmt.Fprintln(stderr, "gatehouse serve:", err)
+		return c, err
+	}
+	if err := checkReviewer(fs.FlagSet, c.Reviewer); err != nil {
 		fmt.Fprintln(stderr, "gatehouse serve:", err)
 		return c, err
 	}

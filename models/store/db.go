@@ -183,6 +183,7 @@ func Migrate(db *gorm.DB) error {
 		&AuditHead{},
 		&models.Availability{},
 		&models.AgentSession{},
+		&ReviewDay{},
 	)
 	if err != nil {
 		return err
