@@ -15,6 +15,11 @@ import (
 // raises no version (a review is server-assigned, like a forward's state).
 const ActionReview = "review"
 
+// ActionRequire is the action of a change where a review routed the request to
+// a require rule's policy (which may escalate): the escalation sweeper arms for
+// it as for a filing.
+const ActionRequire = "require"
+
 // ReviewDay is one UTC day of the advisory reviewer's spending: the tokens
 // every review of that day cost, checked against the daily cap before each
 // call, and shown on the System page.
@@ -151,7 +156,7 @@ func (s *Store) FinishReview(ctx context.Context, claim *models.Request, v model
 			return nil, ""
 		}
 		if verdict.Action == rules.RuleRequire {
-			return r, "require"
+			return r, ActionRequire
 		}
 		return r, ActionReview
 	})
