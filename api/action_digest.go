@@ -21,7 +21,7 @@ var serverAssigned = []string{
 	"id", "status", "version", "decision", "answer", "note", "created_by",
 	"created_at", "updated_at", "expires_at", "resolved_at", "decided_by",
 	"decided_via", "actuation", "hold", "edited_at", "action_digest", "decided_digest",
-	"escalation", "grant_id",
+	"escalation", "grant_id", "review",
 }
 
 // ActionDigest is the hex SHA-256 of the RFC 8785 canonical JSON of r as the
@@ -170,3 +170,8 @@ func (n *NewRequest) AsFiled(answered *Request) *Request {
 func (n *NewRequest) FiledAs(answered *Request) bool {
 	return answered != nil && answered.ActionDigest != "" && answered.ActionDigest == ActionDigest(n.AsFiled(answered))
 }
+
+// ActionJSON is the canonical JSON the action digest hashes: the record less
+// its server-assigned members and votes. The advisory reviewer reads exactly
+// this, so it weighs what a decision is bound to.
+func ActionJSON(r *Request) []byte { return actionCanonical(r) }

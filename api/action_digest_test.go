@@ -129,6 +129,7 @@ func setDifferent(t *testing.T, v reflect.Value, name string) {
 			"decided_digest": `"d"`, "approvals": `{"groups":["g"],"required":1,"note":null,"votes":[]}`,
 			"escalation": `{"step":1,"next_at":null,"fired":[{"step":1,"at":"2001-01-01T00:00:00Z","groups":["oncall"],"why":"due"}]}`,
 			"grant_id":   `"rem_1"`,
+			"review":     `{"status":"done","risk":"critical","authorised":"low","rationale":"r","model":"m","digest":"d","tokens_in":1,"tokens_out":1,"at":"2001-01-01T00:00:00Z"}`,
 		}[name]
 		if alt == "" || alt == string(b) {
 			t.Fatalf("the test has no other value for %s (%s): add one", name, v.Type())

@@ -40,6 +40,9 @@ type SessionEvent struct {
 	// session (a Stop hook run with --wait-reply, a headless bridge): only
 	// then does the waiting item take a free-text answer.
 	CanReply bool `json:"can_reply,omitempty"`
+	// Prompt is the user's prompt that moved the session on, when it was one
+	// (UserPromptSubmit): the advisory reviewer reads the last few.
+	Prompt string `json:"prompt,omitempty"`
 }
 
 // SessionEventAnswer is the session after the event and its waiting item

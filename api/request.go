@@ -77,6 +77,9 @@ type Request struct {
 	// GrantID names the remembered allow that decided the request
 	// (decided_via "remembered").
 	GrantID *string `json:"grant_id,omitempty"`
+	// Review is the advisory reviewer's reading, when a reviewer is
+	// configured: server-assigned, outside the action digest, never a decision.
+	Review *Review `json:"review,omitempty"`
 }
 
 // Effect is the effect of the decision taken ("allow", "deny") or "".

@@ -19,9 +19,11 @@ import (
 
 	"github.com/gatehousehq/gatehouse/chat"
 	"github.com/gatehousehq/gatehouse/forward"
+	"github.com/gatehousehq/gatehouse/models"
 	"github.com/gatehousehq/gatehouse/models/rules"
 	"github.com/gatehousehq/gatehouse/models/store"
 	"github.com/gatehousehq/gatehouse/push"
+	"github.com/gatehousehq/gatehouse/review"
 	"github.com/gatehousehq/gatehouse/web"
 )
 
@@ -63,6 +65,10 @@ type Config struct {
 	Web            web.Config // waiter caps and test hooks; its BaseURL stands in for an empty BaseURL
 	Forward        ForwardConfig
 	Conn           ConnConfig
+	// Reviewer configures the advisory reviewer; the zero value is none.
+	Reviewer review.Config
+	// ReviewStored, if set, is told of each review stored (tests).
+	ReviewStored func(r *models.Request)
 	// Stdout receives the listening line and the first login URL; nil: discard.
 	Stdout io.Writer
 }
@@ -100,7 +106,8 @@ type App struct {
 	Key       *store.ServerKey // signs forwards to runtimes
 	Rules     *rules.RuleSet
 	Forwarder *forward.Forwarder
-	Chat      *chat.Service // nil without a chat file
+	Chat      *chat.Service    // nil without a chat file
+	Reviewer  *review.Reviewer // nil without a reviewer
 
 	// The change bus's subscribers, each wired below: a decision committed by
 	// the store wakes the waiters and runtime feeds (Server, through Changes.Watch),
@@ -278,6 +285,13 @@ func (a *App) wireBackground() error {
 	a.expiry = &store.Sweeper{Store: a.Store, Changes: a.Changes}
 	a.holds = &store.HoldSweeper{Store: a.Store, Changes: a.Changes}
 	a.escal = &store.EscalationSweeper{Store: a.Store, Changes: a.Changes}
+	if a.Reviewer, err = review.New(a.cfg.Reviewer, a.Store, a.Changes); err != nil {
+		return err
+	}
+	if a.Reviewer != nil {
+		a.Reviewer.Stored = a.cfg.ReviewStored
+		slog.Info("advisory reviewer", "model", a.Reviewer.Provider.Model(), "timeout", a.cfg.Reviewer.Timeout, "daily_tokens", a.cfg.Reviewer.DailyTokens)
+	}
 	return nil
 }
 
@@ -300,6 +314,9 @@ func (a *App) Run(ctx context.Context) error {
 	bg.Go(func() { a.Forwarder.Run(runCtx) })
 	if a.Chat != nil {
 		bg.Go(func() { a.Chat.Run(runCtx) })
+	}
+	if a.Reviewer != nil {
+		bg.Go(func() { a.Reviewer.Run(runCtx) })
 	}
 	if a.cfg.RulesFile != "" {
 		r := a.Rules.Current()

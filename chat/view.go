@@ -71,6 +71,11 @@ func newView(r *models.Request, detail, baseURL, runtimeName string) view {
 	if cwd := r.SourceRef["cwd"]; cwd != "" {
 		v.Who = append(v.Who, "cwd "+cwd)
 	}
+	if risk := r.ReviewRisk(); risk != "" {
+		// The advisory reviewer's one sentence: full detail only, as it
+		// speaks of the command.
+		v.Who = append(v.Who, "reviewer (advice): "+risk+" risk — "+r.Review.Rationale)
+	}
 	for _, o := range r.Options {
 		v.Options = append(v.Options, button{ID: o.ID, Label: o.Label, Effect: effectWords(r, o), Saves: o.Saves, Is: o.Effect})
 	}

@@ -37,6 +37,9 @@ type ClaudeCodeSessionInput struct {
 	LastAssistantMessage string `json:"last_assistant_message"`
 	Message              string `json:"message"`
 	NotificationType     string `json:"notification_type"`
+	// Prompt is what the user typed (UserPromptSubmit): kept, the last few
+	// per session, for the advisory reviewer as the session's authorisation.
+	Prompt string `json:"prompt"`
 }
 
 // IsClaudeCodeSessionEvent reports whether a hook input's hook_event_name is
@@ -90,6 +93,9 @@ func (in *ClaudeCodeSessionInput) Event(machine string) (api.SessionEvent, bool)
 		}
 	case EventUserPromptSubmit, EventPostToolUse, EventSubagentStop:
 		e.Event = "moved"
+		if in.HookEventName == EventUserPromptSubmit {
+			e.Prompt = in.Prompt
+		}
 	case EventSessionStart:
 		e.Event = "started"
 	case EventSessionEnd:

@@ -21,6 +21,9 @@ type CodexSessionInput struct {
 	HookEventName        string  `json:"hook_event_name"`
 	StopHookActive       bool    `json:"stop_hook_active"`
 	LastAssistantMessage *string `json:"last_assistant_message"`
+	// Prompt is what the user typed (UserPromptSubmit), kept, the last few,
+	// for the advisory reviewer.
+	Prompt string `json:"prompt"`
 }
 
 // IsCodexSessionEvent reports whether a hook input's hook_event_name is one
@@ -64,7 +67,7 @@ func (in *CodexSessionInput) Event(machine string) (api.SessionEvent, bool) {
 			e.Message = *in.LastAssistantMessage
 		}
 	case EventUserPromptSubmit:
-		e.Event = "moved"
+		e.Event, e.Prompt = "moved", in.Prompt
 	case EventSessionStart:
 		e.Event = "started"
 	case EventSessionEnd:

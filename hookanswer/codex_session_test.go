@@ -18,7 +18,7 @@ func TestCodexSessionEvent(t *testing.T) {
 		{"stop with no message (null)", `{"session_id":"s","cwd":"/p","hook_event_name":"Stop","last_assistant_message":null}`,
 			api.SessionEvent{Session: "s", Agent: "codex", Event: "waiting", Cwd: "/p", Machine: "m"}, true},
 		{"prompt", `{"session_id":"s","cwd":"/p","hook_event_name":"UserPromptSubmit","prompt":"go"}`,
-			api.SessionEvent{Session: "s", Agent: "codex", Event: "moved", Cwd: "/p", Machine: "m"}, true},
+			api.SessionEvent{Session: "s", Agent: "codex", Event: "moved", Cwd: "/p", Machine: "m", Prompt: "go"}, true},
 		{"start", `{"session_id":"s","cwd":"/p","hook_event_name":"SessionStart","source":"resume"}`,
 			api.SessionEvent{Session: "s", Agent: "codex", Event: "started", Cwd: "/p", Machine: "m"}, true},
 		{"end", `{"session_id":"s","cwd":"/p","hook_event_name":"SessionEnd","reason":"other"}`,

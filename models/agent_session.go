@@ -29,6 +29,12 @@ const SessionRetireAfter = 24 * time.Hour
 // MaxSessionID bounds a session id as a client names it.
 const MaxSessionID = 200
 
+// MaxSessionPrompts and MaxPromptText bound the user prompts kept per session.
+const (
+	MaxSessionPrompts = 5
+	MaxPromptText     = 2000
+)
+
 // AgentSession is one agent session (a Claude Code session_id) as its events
 // left it. It is keyed by the token that reported it and the client's id, so
 // one agent's events never touch another's session of the same id.
@@ -45,9 +51,13 @@ type AgentSession struct {
 	// filed, so moving on can resolve nothing else.
 	WaitingID   *string `gorm:"size:40"`
 	LastMessage string
-	Since       time.Time `gorm:"not null"` // when the stored state last changed
-	SeenAt      time.Time `gorm:"not null;index"`
-	CreatedAt   time.Time `gorm:"not null"`
+	// Prompts are the user's last prompts (MaxSessionPrompts, each at most
+	// MaxPromptText bytes), newest last: what the advisory reviewer reads as
+	// the session's authorisation. Never tool output.
+	Prompts   []string  `gorm:"type:text;serializer:json"`
+	Since     time.Time `gorm:"not null"` // when the stored state last changed
+	SeenAt    time.Time `gorm:"not null;index"`
+	CreatedAt time.Time `gorm:"not null"`
 }
 
 // SessionEvent is one thing a session reported.
@@ -63,6 +73,7 @@ type SessionEvent struct {
 	// hook that waits for one, a headless bridge), so the waiting item takes
 	// one. Anything else shows the item with no answer box.
 	CanReply bool
+	Prompt    string // the user's prompt, for an EventMoved from UserPromptSubmit
 }
 
 // Validate checks what a client may send.

@@ -158,6 +158,9 @@ type Request struct {
 	Escalations    []Escalated `gorm:"type:text;serializer:json"`
 	// GrantID is the remembered allow that decided the request, if one did.
 	GrantID *string `gorm:"size:40"`
+	// Review is the advisory reviewer's reading (review.go), server-assigned:
+	// written without raising the version, cleared by an edit.
+	Review *Review `gorm:"type:text;serializer:json"`
 }
 
 // Held reports whether the request is open and waiting out a rule's hold window.

@@ -80,6 +80,11 @@ func (r *Request) record() api.Request {
 	}
 	out.Approvals = r.approvals()
 	out.Escalation = r.escalation()
+	if r.Review != nil {
+		v := api.Review(*r.Review)
+		v.At = v.At.UTC()
+		out.Review = &v
+	}
 	return out
 }
 

@@ -137,8 +137,10 @@ func filterURL(f Filter, key, value string) string {
 			q.Set(k, v)
 		}
 	}
-	st, kind, risk := f.Status, f.Kind, f.Risk
+	st, kind, risk, sort := f.Status, f.Kind, f.Risk, f.Sort
 	switch key {
+	case "sort":
+		sort = value
 	case "status":
 		st = value
 	case "kind":
@@ -151,6 +153,7 @@ func filterURL(f Filter, key, value string) string {
 	}
 	set("kind", kind)
 	set("risk", risk)
+	set("sort", sort)
 	if len(q) == 0 {
 		return "/"
 	}

@@ -15,6 +15,26 @@ type System struct {
 	Now      time.Time
 	// Away is the viewing operator's availability; nil when the server keeps none.
 	Away *AwayView
+	// Reviews is what the advisory reviewer spent per day; nil when it never ran.
+	Reviews *ReviewUsage
+}
+
+// ReviewUsage is the advisory reviewer's spending, newest day first.
+type ReviewUsage struct{ Days []ReviewDayRow }
+
+// ReviewDayRow is one UTC day of reviews.
+type ReviewDayRow struct {
+	Day                 string
+	Reviews, NoOpinion  int64
+	TokensIn, TokensOut int64
+}
+
+// PerReview is the day's tokens per review, in and out together.
+func (d ReviewDayRow) PerReview() int64 {
+	if d.Reviews == 0 {
+		return 0
+	}
+	return (d.TokensIn + d.TokensOut) / d.Reviews
 }
 
 // AwayView is an operator's availability as the system page shows it.

@@ -68,6 +68,12 @@ func SystemPage(s System) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
+			if s.Reviews != nil {
+				templ_7745c5c3_Err = ReviewsSection(*s.Reviews).Render(ctx, templ_7745c5c3_Buffer)
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+			}
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "</div>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err

@@ -108,6 +108,19 @@ type Card struct {
 	Batch     string
 	BatchOnce string
 	BatchDeny string
+
+	// Review is the advisory reviewer's reading of this version; nil when
+	// there is none (no reviewer, or an edit voided it).
+	Review *CardReview
+}
+
+// CardReview is the advisory reviewer's reading as a card shows it.
+type CardReview struct {
+	Status     string // pending, done, no_opinion
+	Risk       string // low … critical, when done
+	Authorised string // unknown … high, when done
+	Rationale  string
+	Model      string
 }
 
 // Approvals is a card's approval policy and the votes so far.
@@ -156,6 +169,9 @@ type Filter struct {
 	Kind   string
 	Risk   string
 	ID     string // one request: its own page, live
+	// Sort is "review" when the inbox is sorted by the reviewer's risk
+	// (critical first), on demand; "" is newest first.
+	Sort string
 }
 
 // Assets are the URLs of the page's static files (content-hashed by the server).

@@ -62,7 +62,7 @@ func (s *Server) recordSessionEvent(ctx context.Context, p models.Principal, e a
 
 func modelEvent(e api.SessionEvent) models.SessionEvent {
 	return models.SessionEvent{Session: e.Session, Agent: e.Agent, Kind: e.Event,
-		Machine: e.Machine, Cwd: e.Cwd, RuntimeID: e.RuntimeID, Message: e.Message, CanReply: e.CanReply}
+		Machine: e.Machine, Cwd: e.Cwd, RuntimeID: e.RuntimeID, Message: e.Message, CanReply: e.CanReply, Prompt: e.Prompt}
 }
 
 // sessionEvent records e for p and answers the session as listed and its

@@ -41,6 +41,9 @@ func toCard(r *models.Request, viewer models.Principal) views.Card {
 		c.HoldUntil = *r.HoldUntil
 	}
 	c.Decision, c.Answer, c.Note = deref(r.Decision), deref(r.Answer), deref(r.Note)
+	if v := r.Review; v != nil && v.Current(r) {
+		c.Review = &views.CardReview{Status: v.Status, Risk: v.Risk, Authorised: v.Authorised, Rationale: v.Rationale, Model: v.Model}
+	}
 	c.DecidedBy, c.DecidedVia = deref(r.DecidedBy), deref(r.DecidedVia)
 	if a := r.Approvers; a != nil {
 		c.Approvals = &views.Approvals{Required: a.Required, Groups: a.Groups, Votes: make([]views.Vote, len(r.Votes))}

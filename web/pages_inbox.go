@@ -12,7 +12,10 @@ import (
 
 // inboxFilter reads ?status=open|resolved|all, ?kind=, ?risk= (open by default).
 func inboxFilter(c echo.Context) (views.Filter, error) {
-	f := views.Filter{Status: c.QueryParam("status"), Kind: c.QueryParam("kind"), Risk: c.QueryParam("risk")}
+	f := views.Filter{Status: c.QueryParam("status"), Kind: c.QueryParam("kind"), Risk: c.QueryParam("risk"), Sort: c.QueryParam("sort")}
+	if f.Sort != "" && f.Sort != "review" {
+		return f, invalid("sort must be review, or absent for newest first")
+	}
 	if f.Status == "" {
 		f.Status = models.StatusOpen
 	}
@@ -40,6 +43,9 @@ func (s *Server) showInbox(c echo.Context) error {
 	in.Page.View = "inbox"
 	if c.QueryParam("cursor") != "" {
 		in.Page.WSURL = "" // an older page is a static view: live updates go to the first page
+	}
+	if f.Sort == "review" {
+		views.SortByReview(in.Cards) // this page's cards, critical first
 	}
 	if in.Remembered, err = s.rememberedRows(c.Request().Context()); err != nil {
 		return err

@@ -48,6 +48,10 @@ func (s *Server) showSystem(c echo.Context) error {
 		rl := toRuleList(s.rules.Current())
 		sys.Rules = &rl
 	}
+	var err error
+	if sys.Reviews, err = s.reviewUsage(ctx); err != nil {
+		return err
+	}
 	return render(c, http.StatusOK, views.SystemPage(sys))
 }
 

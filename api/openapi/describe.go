@@ -21,6 +21,9 @@ var enumFields = map[string]string{
 	"ErrorBody.error":      "ErrorCode",
 	"BatchResult.error":    "ErrorCode",
 	"AgentBody.error":      "ErrorCode",
+	"Review.status":        "ReviewStatus",
+	"Review.risk":          "ReviewRisk",
+	"Review.authorised":    "ReviewAuthorised",
 }
 
 // limits are the bounds models enforces, where a schema can say them.

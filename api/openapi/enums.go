@@ -32,6 +32,14 @@ func risks() []string {
 	return r
 }
 
+// reviewLevels are a review answer's values, in the order a person reads them.
+func reviewLevels(set map[string]bool) []string {
+	order := map[string]int{"unknown": 0, "low": 1, "medium": 2, "high": 3, "critical": 4}
+	r := slices.Collect(maps.Keys(set))
+	slices.SortFunc(r, func(a, b string) int { return order[a] - order[b] })
+	return r
+}
+
 // viaRulePattern matches models.ViaRule and models.ViaRuleWindow.
 const viaRulePattern = `^rule:.+$`
 
@@ -59,6 +67,11 @@ func enumSchemas(errorCodes []string) map[string]any {
 				map[string]any{"type": "string", "pattern": viaRulePattern},
 			},
 		},
+		"ReviewStatus": enum("pending: the reviewer was asked; done: it answered; no_opinion: it timed out, failed, refused, "+
+			"answered out of shape or was over its daily cap.", []string{models.ReviewPending, models.ReviewDone, models.ReviewNoOpinion}),
+		"ReviewRisk": enum("The advisory reviewer's judgement of the action's risk.", reviewLevels(models.ReviewRisks)),
+		"ReviewAuthorised": enum("How clearly the session's user prompts asked for the action.",
+			reviewLevels(models.ReviewAuthorised)),
 		"ErrorCode": enum("Every error code the server answers; each has one HTTP status.", errorCodes),
 	}
 }

@@ -12,7 +12,7 @@ func serverCommands() []*command {
 	const target = "[--database URL | --url URL --token T]"
 	return []*command{
 		{name: "serve", run: runServe,
-			args: "[--addr 127.0.0.1:8080] [--database sqlite:PATH|postgres://…] [--base-url URL] [--rules FILE] [--chat FILE]",
+			args: "[--addr 127.0.0.1:8080] [--database sqlite:PATH|postgres://…] [--base-url URL] [--rules FILE] [--chat FILE] [--reviewer anthropic:MODEL|openai:MODEL]",
 			help: "Run the server. On a first start with no operator it prints a one-time login URL."},
 		{name: "token", help: "Create, list and revoke tokens.", subs: []*command{
 			{name: "create", run: withSub("create", runToken),
@@ -48,6 +48,10 @@ func serverCommands() []*command {
 		{name: "chat", help: "Link chat identities to operators.", subs: []*command{
 			{name: "link", run: runChatLink, args: "[--url URL --token T | --database URL --operator NAME]",
 				help: "Print a one-time code that links the chat identity which sends it to an operator."},
+		}},
+		{name: "reviewer", help: "Measure the advisory reviewer's model.", subs: []*command{
+			{name: "eval", run: runReviewerEval, args: "--corpus FILE [--reviewer anthropic:MODEL|openai:MODEL] [--reviewer-base-url URL]",
+				help: "Run the configured model over a labelled corpus of agent commands (JSON Lines)\nand print precision and recall per risk level. It decides nothing."},
 		}},
 		{name: "audit", help: "Export and verify the hash-chained audit trail.", subs: []*command{
 			{name: "export", run: runAuditExport, args: "[--chain N] [--after SEQ] " + target, help: "Write the audit chains as JSON Lines."},

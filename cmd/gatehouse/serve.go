@@ -63,6 +63,7 @@ func parseServe(args []string, stdout, stderr io.Writer) (app.Config, error) {
 	fs.DurationVar(&c.AttentionGrace, "attention-grace", envs.Duration("GATEHOUSE_ATTENTION_GRACE", push.DefaultAttentionGrace),
 		"how long a waiting or review item stays open before it is pushed, once per session per grace (GATEHOUSE_ATTENTION_GRACE)")
 	fs.DurationVar(&c.Web.MaxPendingWait, "max-pending-wait", envs.Duration("GATEHOUSE_MAX_PENDING_WAIT", web.DefaultMaxPendingWait), "the longest max_wait a pending grant may ask for (GATEHOUSE_MAX_PENDING_WAIT)")
+	reviewerKey := reviewerFlags(fs, &envs, &c.Reviewer)
 	if err := envs.Err(); err != nil {
 		fmt.Fprintln(stderr, "gatehouse serve:", err)
 		return c, err
@@ -70,6 +71,7 @@ func parseServe(args []string, stdout, stderr io.Writer) (app.Config, error) {
 	if err := fs.parse(args); err != nil {
 		return c, err
 	}
+	c.Reviewer.APIKey = *reviewerKey
 	if fs.NArg() > 0 {
 		err := fmt.Errorf("serve takes no arguments, got %q", fs.Args())
 		fmt.Fprintln(stderr, "gatehouse serve:", err)
@@ -77,6 +79,10 @@ func parseServe(args []string, stdout, stderr io.Writer) (app.Config, error) {
 	}
 	if err := store.CheckURL(c.Database); err != nil {
 		err = fmt.Errorf("--database (GATEHOUSE_DATABASE): %w", err)
+		fmt.Fprintln(stderr, "gatehouse serve:", err)
+		return c, err
+	}
+	if err := checkReviewer(fs.FlagSet, c.Reviewer); err != nil {
 		fmt.Fprintln(stderr, "gatehouse serve:", err)
 		return c, err
 	}

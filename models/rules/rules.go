@@ -35,6 +35,9 @@ type Rule struct {
 	Runtime []string
 	Tool    []string
 	Risk    []string
+	// Review is the advisory reviewer's risk levels a require rule routes on;
+	// such a rule matches only once a review on the current digest says so.
+	Review  []string
 	Command string   // regular expression over the request's command; "" matches any
 	Text    string   // regular expression over the title or the summary; "" matches any
 	GitPush *GitPush // a git push that may update (restrictions) or only updates (approve, hold) these branches
@@ -137,6 +140,25 @@ func (rs *Rules) Evaluate(r *models.Request) Verdict {
 	return Verdict{}
 }
 
+// EvaluateReview judges r again once its review has landed: the first rule
+// that names review and matches r now, or no verdict. Only require rules may
+// name review (ParseRules refuses the rest), so the verdict can give r an
+// approval policy and never a decision.
+func (rs *Rules) EvaluateReview(r *models.Request) Verdict {
+	if rs == nil || r.ReviewRisk() == "" {
+		return Verdict{}
+	}
+	var sh *ShellLine
+	for i := range rs.rules {
+		ru := &rs.rules[i]
+		if len(ru.Review) == 0 || ru.Action != RuleRequire || !ru.matches(r) || !ru.matchesCommand(r, &sh) {
+			continue
+		}
+		return Verdict{Rule: ru.Name, Line: ru.Line, Action: RuleRequire, Approvers: ru.Approvers}
+	}
+	return Verdict{}
+}
+
 // matches tests everything but the command (matchesCommand).
 func (ru *rule) matches(r *models.Request) bool {
 	if len(ru.Kind) > 0 && !slices.Contains(ru.Kind, r.Kind) {
@@ -146,6 +168,9 @@ func (ru *rule) matches(r *models.Request) bool {
 		return false
 	}
 	if len(ru.Tool) > 0 && !slices.Contains(ru.Tool, r.Tool) {
+		return false
+	}
+	if len(ru.Review) > 0 && !slices.Contains(ru.Review, r.ReviewRisk()) {
 		return false
 	}
 	if len(ru.Runtime) > 0 && !ru.matchesRuntime(r) {
@@ -202,6 +227,7 @@ func (ru Rule) Describe() string {
 	add("runtime", ru.Runtime)
 	add("tool", ru.Tool)
 	add("risk", ru.Risk)
+	add("review", ru.Review)
 	if ru.Command != "" {
 		parts = append(parts, "command /"+ru.Command+"/")
 	}

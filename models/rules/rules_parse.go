@@ -65,6 +65,7 @@ type matchSpec struct {
 	Runtime any          `yaml:"runtime"`
 	Tool    any          `yaml:"tool"`
 	Risk    any          `yaml:"risk"`
+	Review  any          `yaml:"review"`
 	Command string       `yaml:"command"`
 	Text    string       `yaml:"text"`
 	GitPush *gitPushSpec `yaml:"git_push"`
@@ -138,6 +139,11 @@ func (c *compiler) compile(i int, s ruleSpec) rule {
 	ru.Kind = c.list(m+".kind", s.Match.Kind, models.Kinds, "a kind of request")
 	ru.Risk = c.list(m+".risk", s.Match.Risk, models.Risks, "low, medium or high")
 	ru.Tool = c.list(m+".tool", s.Match.Tool, nil, "")
+	ru.Review = c.list(m+".review", s.Match.Review, models.ReviewRisks, "low, medium, high or critical")
+	if s.Match.Review != nil && s.Action != RuleRequire && s.Action != "" {
+		// The reviewer advises; nothing approves, holds or denies on its word.
+		c.fail(at+".action", "rule %q names review, so its action must be require (an approval policy, which may escalate): the reviewer never decides, and %s would decide on its word", s.Name, s.Action)
+	}
 	ru.Runtime = c.list(m+".runtime", s.Match.Runtime, nil, "")
 	ru.command = c.regexp(m+".command", s.Match.Command)
 	ru.text = c.regexp(m+".text", s.Match.Text)

@@ -36,6 +36,7 @@ func (s *Store) SessionEvent(ctx context.Context, p models.Principal, e models.S
 		return nil, nil, err
 	}
 	e.Message = models.CleanText(e.Message, models.MaxDetail)
+	e.Prompt = models.CleanText(e.Prompt, models.MaxPromptText)
 	if err := s.touchSession(ctx, p, e); err != nil {
 		return nil, nil, err
 	}
@@ -85,6 +86,13 @@ func (s *Store) touchSession(ctx context.Context, p models.Principal, e models.S
 			e.Machine != "" && e.Machine != was.Machine || e.Cwd != "" && e.Cwd != was.Cwd
 		if err == nil && was.Ended && e.Kind != models.EventEnded {
 			set = append(set, "since") // back from ended: its state changes now
+		}
+		if e.Prompt != "" {
+			a.Prompts = append(slices.Clone(was.Prompts), e.Prompt)
+			if len(a.Prompts) > models.MaxSessionPrompts {
+				a.Prompts = a.Prompts[len(a.Prompts)-models.MaxSessionPrompts:]
+			}
+			set = append(set, "prompts")
 		}
 		return tx.Clauses(clause.OnConflict{
 			Columns:   []clause.Column{{Name: "owner_id"}, {Name: "id"}},
@@ -409,4 +417,15 @@ func (s *Store) agentSessionViews(ctx context.Context, owner, id string) ([]mode
 		return x.StateSince.Compare(y.StateSince)
 	})
 	return out, nil
+}
+
+// SessionPrompts returns the user prompts kept for owner's session id, newest
+// last; none when there is no such session.
+func (s *Store) SessionPrompts(ctx context.Context, owner, id string) ([]string, error) {
+	if id == "" {
+		return nil, nil
+	}
+	var a models.AgentSession
+	err := s.reader(ctx).Select("prompts").Where("owner_id = ? AND id = ?", owner, id).Limit(1).Find(&a).Error
+	return a.Prompts, err
 }

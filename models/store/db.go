@@ -184,6 +184,7 @@ func Migrate(db *gorm.DB) error {
 		&models.Availability{},
 		&models.AgentSession{},
 		&models.Suggestion{}, &models.SuggestionDecision{},
+		&ReviewDay{},
 	)
 	if err != nil {
 		return err

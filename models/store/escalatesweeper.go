@@ -59,12 +59,12 @@ func (w *EscalationSweeper) Run(ctx context.Context) {
 				arm(w.Store.Now())
 			case ch.Action == models.ActionResync:
 				arm(w.Store.Now())
-			case ch.Action == "create" && ch.Record != nil && ch.Record.EscalateAt != nil:
+			case (ch.Action == "create" || ch.Action == ActionRequire) && ch.Record != nil && ch.Record.EscalateAt != nil:
 				// Only ever earlier: a stream of filings cannot postpone a due step.
 				if at := *ch.Record.EscalateAt; due.IsZero() || at.Before(due) {
 					arm(at)
 				}
-			case ch.Action == "create" && ch.Record == nil:
+			case (ch.Action == "create" || ch.Action == ActionRequire) && ch.Record == nil:
 				// The announcement could not carry the record: ask when the next step is.
 				next, err := w.Store.NextEscalation(ctx)
 				if err != nil {

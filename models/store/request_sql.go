@@ -19,7 +19,7 @@ const requestColumns = "id, kind, status, version, title, summary, detail, risk,
 	"default_option, decision, answer, note, source, source_ref, runtime_id, pending_id, owner_id, idempotency_key, " +
 	"created_by, created_at, updated_at, expires_at, resolved_at, decided_by, decided_via, actuation_state, attempts, " +
 	"hold_rule, hold_until, hold_then, hold_effect, sealed, edited_at, decided_digest, approvers, votes, filed_for, filing_digest, " +
-	"escalation_step, escalate_at, escalations, grant_id"
+	"escalation_step, escalate_at, escalations, grant_id, review"
 
 // loadRequest reads one request by id with hand SQL and a hand scan: every
 // decision, wait and read loads a record, and GORM's reflection over its
@@ -32,7 +32,7 @@ func loadRequest(tx *gorm.DB, id string) (*models.Request, error) {
 		&r.DefaultOption, &r.Decision, &r.Answer, &r.Note, &r.Source, serialized{&r.SourceRef}, &r.RuntimeID, &r.PendingID, &r.OwnerID, &r.IdempotencyKey,
 		&r.CreatedBy, &r.CreatedAt, &r.UpdatedAt, &r.ExpiresAt, &r.ResolvedAt, &r.DecidedBy, &r.DecidedVia, &r.ActuationState, &r.Attempts,
 		&r.HoldRule, &r.HoldUntil, &r.HoldThen, &r.HoldEffect, &r.Sealed, &r.EditedAt, &r.DecidedDigest, serialized{&r.Approvers}, serialized{&r.Votes}, &r.FiledFor, &r.FilingDigest,
-		&r.EscalationStep, &r.EscalateAt, serialized{&r.Escalations}, &r.GrantID)
+		&r.EscalationStep, &r.EscalateAt, serialized{&r.Escalations}, &r.GrantID, serialized{&r.Review})
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, gorm.ErrRecordNotFound
 	}
@@ -64,7 +64,7 @@ func insertRequest(tx *gorm.DB, r *models.Request) error {
 		r.DefaultOption, r.Decision, r.Answer, r.Note, r.Source, sourceRef, r.RuntimeID, r.PendingID, r.OwnerID, r.IdempotencyKey,
 		r.CreatedBy, r.CreatedAt, r.UpdatedAt, r.ExpiresAt, r.ResolvedAt, r.DecidedBy, r.DecidedVia, r.ActuationState, r.Attempts,
 		r.HoldRule, r.HoldUntil, r.HoldThen, r.HoldEffect, r.Sealed, r.EditedAt, r.DecidedDigest, jsonColumn{r.Approvers}, jsonColumn{r.Votes}, r.FiledFor, r.FilingDigest,
-		r.EscalationStep, r.EscalateAt, jsonColumn{r.Escalations}, r.GrantID)
+		r.EscalationStep, r.EscalateAt, jsonColumn{r.Escalations}, r.GrantID, jsonColumn{r.Review})
 	return err
 }
 

@@ -93,6 +93,7 @@ func fullRequest(t *testing.T, id string) *models.Request {
 		Votes:    models.Votes{{By: "operator:o", Decision: "ok", Note: s("v"), At: at}},
 		FiledFor: "o", FilingDigest: "f1", GrantID: ptr("rem_1"),
 		EscalationStep: 1, EscalateAt: &at, Escalations: []models.Escalated{{Step: 1, At: at, Groups: []string{"oncall"}, Why: models.EscalatedDue}},
+		Review: &models.Review{Status: models.ReviewDone, Risk: "high", Authorised: "low", Rationale: "r", Model: "openai:m", Digest: "d", TokensIn: 2, TokensOut: 1, At: at},
 	}
 	v := reflect.ValueOf(full)
 	for i := 0; i < v.NumField(); i++ {

@@ -352,11 +352,12 @@ func (s *Store) PatchRequest(ctx context.Context, id string, by models.Principal
 		next.Version++
 		next.UpdatedAt = s.now()
 		next.EditedAt = &next.UpdatedAt
+		next.Review = nil // bound to the digest it read: the edit voids it, and the reviewer asks again
 		v = s.Rules.Current().EvaluateEdit(&next)
 		lapsed := v.Rehold(&next, r, next.UpdatedAt)
 		res := tx.Model(&models.Request{}).Where("id = ? AND version = ? AND status = ?", r.ID, r.Version, models.StatusOpen).
 			Select("title", "summary", "detail", "options", "default_option", "version", "updated_at", "edited_at",
-				"hold_rule", "hold_until", "hold_then", "hold_effect").UpdateColumns(&next)
+				"hold_rule", "hold_until", "hold_then", "hold_effect", "review").UpdateColumns(&next)
 		if res.Error != nil {
 			return res.Error
 		}
