@@ -39,49 +39,90 @@ func DecodeStrict(body []byte, v any) error { return decodeStrict(body, v) }
 
 // uniqueKeys refuses an object with a member name twice under case folding
 // ("command" and "COMMAND", "kind" and "\u212aind"), at any depth.
+//
+// It runs on every body, so a plain ASCII name (no escape, the common case) is
+// read as raw bytes and folded into a reused buffer; only the name a map
+// keeps is allocated. Any other name is unquoted and folded in full, as the
+// two agree on ASCII.
 func uniqueKeys(body []byte) error {
 	dec := jsontext.NewDecoder(bytes.NewReader(body))
 	var objects []map[string]bool // the names seen in each open object
+	var fold []byte
 	for {
 		kind := dec.PeekKind()
 		if kind == 0 {
 			return nil // the end, or a fault the decoder explains
 		}
+		if kind == '"' && nameDue(dec) {
+			raw, err := dec.ReadValue()
+			if err != nil {
+				return duplicateName(err)
+			}
+			name, ok := foldASCII(fold[:0], raw)
+			var display string
+			if ok {
+				fold = name
+			} else {
+				u, _ := jsontext.AppendUnquote(nil, raw) // valid: the decoder read it
+				display = string(u)
+				fold = append(fold[:0], strings.ToLower(strings.ToUpper(display))...)
+			}
+			seen := objects[len(objects)-1]
+			if seen[string(fold)] {
+				if ok {
+					display = string(raw[1 : len(raw)-1])
+				}
+				return models.Errorf(models.ECodeInvalid, "the key %q appears twice under another case (at %s); send each key once, spelled exactly", display, dec.StackPointer())
+			}
+			seen[string(fold)] = true
+			continue
+		}
 		tok, err := dec.ReadToken()
 		if err != nil {
-			var se *jsontext.SyntacticError
-			if errors.As(err, &se) && errors.Is(err, jsontext.ErrDuplicateName) {
-				return models.Errorf(models.ECodeInvalid, "the key %q appears twice (at %s); send each key once", se.JSONPointer.LastToken(), se.JSONPointer)
-			}
-			return nil
+			return duplicateName(err)
 		}
 		switch tok.Kind() {
 		case '{':
 			objects = append(objects, map[string]bool{})
-			continue
 		case '[':
 			objects = append(objects, nil)
-			continue
 		case '}', ']':
 			objects = objects[:len(objects)-1]
-			continue
-		}
-		// A string in an object where a name is due is a name.
-		if tok.Kind() == '"' && isName(dec) {
-			folded := strings.ToLower(strings.ToUpper(tok.String()))
-			if objects[len(objects)-1][folded] {
-				return models.Errorf(models.ECodeInvalid, "the key %q appears twice under another case (at %s); send each key once, spelled exactly", tok.String(), dec.StackPointer())
-			}
-			objects[len(objects)-1][folded] = true
 		}
 	}
 }
 
-// isName reports whether the token just read was an object member's name: in
-// an object the decoder's stack length is odd after a name, even after a value.
-func isName(dec *jsontext.Decoder) bool {
+// duplicateName is uniqueKeys' answer to a read that failed: the decoder's
+// own duplicate (the same name twice, exactly) refused; any other fault is
+// left to the decoder that follows, which explains it.
+func duplicateName(err error) error {
+	var se *jsontext.SyntacticError
+	if errors.As(err, &se) && errors.Is(err, jsontext.ErrDuplicateName) {
+		return models.Errorf(models.ECodeInvalid, "the key %q appears twice (at %s); send each key once", se.JSONPointer.LastToken(), se.JSONPointer)
+	}
+	return nil
+}
+
+// nameDue reports whether the next token is an object member's name: in an
+// object the decoder's stack length is even before a name.
+func nameDue(dec *jsontext.Decoder) bool {
 	kind, n := dec.StackIndex(dec.StackDepth())
-	return kind == '{' && n%2 == 1
+	return kind == '{' && n%2 == 0
+}
+
+// foldASCII appends the quoted name raw, lower-cased, to dst, when it is
+// ASCII without an escape; ok false otherwise.
+func foldASCII(dst, raw []byte) (out []byte, ok bool) {
+	for _, c := range raw[1 : len(raw)-1] {
+		switch {
+		case c == '\\' || c >= 0x80:
+			return dst, false
+		case 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
+		}
+		dst = append(dst, c)
+	}
+	return dst, true
 }
 
 // decodeDetail says what is wrong with a body in the API's words.
