@@ -108,5 +108,11 @@ func (g *Suggestion) API(rule string) api.Suggestion {
 
 // ReviewedHigh reports whether the advisory reviewer judged r high or
 // critical: a suggestion never covers a family such a request belongs to.
-// Records carry no review yet, so none is.
-func ReviewedHigh(r *Request) bool { return false }
+// Any such review counts, even one an edit has voided since: the advice was
+// given on this family.
+func ReviewedHigh(r *Request) bool {
+	if r == nil || r.Review == nil || r.Review.Status != ReviewDone {
+		return false
+	}
+	return r.Review.Risk == "high" || r.Review.Risk == "critical"
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/gatehousehq/gatehouse/models"
 	"github.com/gatehousehq/gatehouse/models/rules"
@@ -191,6 +192,24 @@ func TestSuggestions(t *testing.T) {
 			allowN(t, s, p, ann, 3, "/rev", "kubectl get pods", "kubectl get pods -A")
 			if list, _ := s.ListSuggestions(ctx); slices.ContainsFunc(list, func(x models.Suggestion) bool { return x.Cwd == "/rev" }) {
 				t.Fatal("a family the reviewer judged high is proposed")
+			}
+		})
+
+		t.Run("a request the reviewer judged high, then allowed, taints its family", func(t *testing.T) {
+			r := file(t, s, p, shellFiling("terraform plan", "s1", "/rev2"))
+			claim, ok, err := s.ClaimReview(ctx, r.ID, "test:model", time.Minute)
+			if err != nil || !ok {
+				t.Fatalf("claim: %v %v", ok, err)
+			}
+			r, err = s.FinishReview(ctx, claim, models.Review{Status: models.ReviewDone, Risk: "high", Authorised: "unknown",
+				Rationale: "plans against production", Model: "test:model", Digest: claim.ActionDigest(), At: time.Now()})
+			if err != nil || r == nil || r.ReviewRisk() != "high" {
+				t.Fatalf("finish: %+v %v", r, err)
+			}
+			allowAs(t, s, ann, r, "once")
+			allowN(t, s, p, ann, 3, "/rev2", "terraform plan")
+			if list, _ := s.ListSuggestions(ctx); slices.ContainsFunc(list, func(x models.Suggestion) bool { return x.Cwd == "/rev2" }) {
+				t.Fatal("a family with a request the reviewer judged high is proposed")
 			}
 		})
 

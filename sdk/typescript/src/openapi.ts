@@ -710,6 +710,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/suggestions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The remembered allows proposed now: where operators kept allowing one command family in one project, with the grant each makes and the decisions it covers
+         * @description Callers: operator.
+         */
+        get: operations["listSuggestions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/suggestions/{id}/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make the suggested remembered allow, as the calling operator (audited); the body may choose its duration
+         * @description Callers: operator.
+         */
+        post: operations["acceptSuggestion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/suggestions/{id}/dismiss": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Refuse a suggestion for good (audited); again: answers it unchanged
+         * @description Callers: operator.
+         */
+        post: operations["dismissSuggestion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tokens": {
         parameters: {
             query?: never;
@@ -839,6 +899,9 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
+        AcceptSuggestion: {
+            for?: string;
+        };
         Actuation: {
             attempts: number;
             state: components["schemas"]["ActuationState"];
@@ -1072,6 +1135,7 @@ export interface components {
              * @description When it stopped being open.
              */
             resolved_at: null | string;
+            review?: components["schemas"]["Review"] | null;
             risk: components["schemas"]["Risk"] | null;
             /** @description The runtime the decision is forwarded to, if any. */
             runtime_id: null | string;
@@ -1445,6 +1509,7 @@ export interface components {
              * @description When it stopped being open.
              */
             resolved_at: null | string;
+            review?: components["schemas"]["Review"] | null;
             risk: components["schemas"]["Risk"] | null;
             /** @description The runtime the decision is forwarded to, if any. */
             runtime_id: null | string;
@@ -1468,6 +1533,34 @@ export interface components {
             /** @description Raised by every change; a decide names the version it was taken on. */
             version: number;
         };
+        Review: {
+            /** Format: date-time */
+            at: string;
+            authorised?: components["schemas"]["ReviewAuthorised"];
+            digest: string;
+            model: string;
+            rationale?: string;
+            risk?: components["schemas"]["ReviewRisk"];
+            status: components["schemas"]["ReviewStatus"];
+            tokens_in: number;
+            tokens_out: number;
+            why?: string;
+        };
+        /**
+         * @description How clearly the session's user prompts asked for the action.
+         * @enum {string}
+         */
+        ReviewAuthorised: "unknown" | "low" | "medium" | "high";
+        /**
+         * @description The advisory reviewer's judgement of the action's risk.
+         * @enum {string}
+         */
+        ReviewRisk: "low" | "medium" | "high" | "critical";
+        /**
+         * @description pending: the reviewer was asked; done: it answered; no_opinion: it timed out, failed, refused, answered out of shape or was over its daily cap.
+         * @enum {string}
+         */
+        ReviewStatus: "pending" | "done" | "no_opinion";
         RevokedTokens: {
             revoked: number;
         };
@@ -1539,10 +1632,12 @@ export interface components {
         };
         SessionEvent: {
             agent: string;
+            can_reply?: boolean;
             cwd?: string;
             event: string;
             machine?: string;
             message?: string;
+            prompt?: string;
             runtime_id?: null | string;
             session: string;
         };
@@ -1558,6 +1653,44 @@ export interface components {
          * @enum {string}
          */
         Status: "open" | "resolved" | "expired" | "dismissed" | "cancelled";
+        /** @description The remembered allow accepting the suggestion makes: the project scope, the exact command while every allow was of it, else the family. */
+        SuggestedGrant: {
+            cwd: string;
+            filer: string;
+            for: string;
+            match: string;
+            rule: string;
+            scope: string;
+            tool: string;
+            words: string;
+        };
+        /** @description A remembered allow proposed because operators kept allowing one command family, filed by one token in one project; never for a family a denial, an approval policy, a rule or a high review touched there. */
+        Suggestion: {
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            decided_at: null | string;
+            decided_by: null | string;
+            decisions: components["schemas"]["SuggestionDecisions"];
+            grant: components["schemas"]["SuggestedGrant"];
+            grant_id: null | string;
+            id: string;
+            state: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /** @description The suggestion as accepted, and the remembered allow it made. */
+        SuggestionAccepted: {
+            remembered: components["schemas"]["Remembered"];
+            suggestion: components["schemas"]["Suggestion"];
+        };
+        SuggestionDecisions: {
+            count: number;
+            ids: null | string[];
+        };
+        SuggestionList: {
+            suggestions: null | components["schemas"]["Suggestion"][];
+        };
         Token: {
             /** Format: date-time */
             created_at: string;
@@ -1640,6 +1773,7 @@ export interface components {
              * @description When it stopped being open.
              */
             resolved_at: null | string;
+            review?: components["schemas"]["Review"] | null;
             risk: components["schemas"]["Risk"] | null;
             /** @description The runtime the decision is forwarded to, if any. */
             runtime_id: null | string;
@@ -3183,6 +3317,94 @@ export interface operations {
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listSuggestions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SuggestionList"];
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    acceptSuggestion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The record's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["AcceptSuggestion"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SuggestionAccepted"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    dismissSuggestion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The record's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Suggestion"];
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
