@@ -73,7 +73,7 @@ type SessionEvent struct {
 	// hook that waits for one, a headless bridge), so the waiting item takes
 	// one. Anything else shows the item with no answer box.
 	CanReply bool
-	Prompt    string // the user's prompt, for an EventMoved from UserPromptSubmit
+	Prompt   string // the user's prompt, for an EventMoved from UserPromptSubmit
 }
 
 // Validate checks what a client may send.
