@@ -156,18 +156,18 @@ func TestClaudeCodeHTTPHookSessionEvents(t *testing.T) {
 			}
 		})
 		t.Run("a notification that says it waits opens the item; others are ignored", func(t *testing.T) {
-			n := map[string]any{"session_id": "n1", "cwd": "/home/dev/proj", "hook_event_name": "Notification", "message": "Claude needs your permission to use Bash", "notification_type": "permission_prompt"}
+			n := recorded(t, "notification-permission-prompt.json")
 			hook(e.agent, n, 204)
-			n2 := map[string]any{"session_id": "n2", "hook_event_name": "Notification", "message": "auth ok", "notification_type": "auth_success"}
+			n2 := recorded(t, "notification-elicitation-response.json")
 			hook(e.agent, n2, 204)
 			list := decodeAs[api.AgentSessions](t, e.do(t, oaCall{op: "listAgentSessions", method: "GET", path: "/v1/agent-sessions", token: e.agent, want: 200})).Sessions
 			found := false
 			for _, v := range list {
-				if v.ID == "n2" {
+				if v.ID == n2["session_id"] {
 					t.Fatalf("an ignored notification made %+v", v)
 				}
-				if v.ID == "n1" {
-					found = v.State == models.SessionWaiting && v.LastMessage == "Claude needs your permission to use Bash"
+				if v.ID == n["session_id"] {
+					found = v.State == models.SessionWaiting && v.LastMessage == "Claude needs your permission"
 				}
 			}
 			if !found {

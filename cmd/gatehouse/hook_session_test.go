@@ -6,13 +6,16 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/gatehousehq/gatehouse/api"
 	"github.com/gatehousehq/gatehouse/internal/testkit"
 	"github.com/gatehousehq/gatehouse/models"
 )
 
-// The session fixtures are one recorded `claude -p` session (testdata/claude-code/README.md).
+// The session fixtures are one recorded `claude -p` session, and the
+// Notifications and SubagentStop of interactive sessions
+// (testdata/claude-code/README.md).
 const (
 	stopFixture       = "stop.json"
 	stopActiveFixture = "stop-active.json"
@@ -21,7 +24,70 @@ const (
 	endFixture        = "sessionend.json"
 	postToolFixture   = "posttooluse-bash.json"
 	recordedSession   = "1af2af8c-273b-4c2f-8c50-b518cf35b396"
+
+	permissionPromptFixture = "notification-permission-prompt.json"
+	idlePromptFixture       = "notification-idle-prompt.json"
+	elicitationFixture      = "notification-elicitation-dialog.json"
+	elicitationDoneFixture  = "notification-elicitation-response.json"
+	needsInputFixture       = "notification-agent-needs-input.json"
+	subagentStopFixture     = "subagentstop.json"
+	interactiveSession      = "9548579f-d269-43e4-be9c-f8c255f73da4"
 )
+
+// inSession is a recorded input moved into another recorded session: the
+// `claude -p` and the interactive recordings are of two sessions.
+func inSession(t *testing.T, name, session string) []byte {
+	t.Helper()
+	var in map[string]any
+	if err := json.Unmarshal(fixture(t, name), &in); err != nil {
+		t.Fatal(err)
+	}
+	in["session_id"] = session
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// sessionHookBody is sessionHook on a hook input given as bytes.
+func sessionHookBody(t *testing.T, url, token string, body []byte) {
+	t.Helper()
+	checkOutput(t, testkit.Recv(t, start(hookArgs(url, token, "1m"), body), "the hook to end"), "")
+}
+
+// claudeHookBudgets are the timeouts --print-settings gives each event's hook:
+// Claude Code gives up on a hook past its timeout.
+func claudeHookBudgets(t *testing.T) map[string]time.Duration {
+	t.Helper()
+	res := testkit.Recv(t, start([]string{"hook", "claude-code", "--print-settings"}, nil), "the command to end")
+	if res.code != 0 {
+		t.Fatalf("exit %d: %s", res.code, res.stderr)
+	}
+	var got struct {
+		Hooks map[string][]struct {
+			Matcher *string `json:"matcher"`
+			Hooks   []struct {
+				Type, Command string
+				Timeout       int
+			} `json:"hooks"`
+		} `json:"hooks"`
+	}
+	if err := json.Unmarshal([]byte(res.stdout), &got); err != nil {
+		t.Fatalf("%v: %s", err, res.stdout)
+	}
+	budgets := map[string]time.Duration{}
+	for ev, entries := range got.Hooks {
+		if len(entries) != 1 || len(entries[0].Hooks) != 1 || entries[0].Hooks[0].Type != "command" || entries[0].Hooks[0].Timeout == 0 {
+			t.Fatalf("%s: %+v", ev, entries)
+		}
+		if (ev == "PermissionRequest") != (entries[0].Matcher != nil) {
+			t.Fatalf("%s: matcher %v; only the permission hook takes one", ev, entries[0].Matcher)
+		}
+		budgets[ev] = time.Duration(entries[0].Hooks[0].Timeout) * time.Second
+	}
+	return budgets
+}
 
 // sessionHook runs the hook on a fixture and checks it exited 0 printing nothing.
 func sessionHook(t *testing.T, url, token, name string, extra ...string) {
@@ -124,13 +190,88 @@ func TestHookSessionEvents(t *testing.T) {
 			t.Fatalf("after the permission was decided: %+v", got)
 		}
 	})
-	t.Run("a server that is down or refuses never fails the session", func(t *testing.T) {
+	t.Run("a recorded permission_prompt or elicitation_dialog opens the waiting item with its message", func(t *testing.T) {
+		for name, want := range map[string]string{permissionPromptFixture: "Claude needs your permission", elicitationFixture: "Claude Code needs your input"} {
+			t.Run(name, func(t *testing.T) {
+				ts := newTestServer(t)
+				sessionHook(t, ts.URL, ts.Agent, name)
+				var in struct {
+					Session string `json:"session_id"`
+				}
+				if err := json.Unmarshal(fixture(t, name), &in); err != nil {
+					t.Fatal(err)
+				}
+				w := waitingOf(t, ts, in.Session)
+				if w == nil || w.Kind != models.KindWaiting || w.Status != models.StatusOpen || w.Detail != want || w.SourceRef["cwd"] != "/home/dev/proj" || w.AllowAnswer {
+					t.Fatalf("waiting item: %+v", w)
+				}
+			})
+		}
+	})
+	t.Run("a recorded idle_prompt keeps the open waiting item and its last message", func(t *testing.T) {
+		ts := newTestServer(t)
+		sessionHookBody(t, ts.URL, ts.Agent, inSession(t, stopFixture, interactiveSession))
+		w := waitingOf(t, ts, interactiveSession)
+		if w == nil || w.Detail != "All pushed, nonce-abc" {
+			t.Fatalf("after the stop: %+v", w)
+		}
+		sessionHook(t, ts.URL, ts.Agent, idlePromptFixture)
+		got := waitingOf(t, ts, interactiveSession)
+		if got == nil || got.ID != w.ID || got.Status != models.StatusOpen || got.Detail != "All pushed, nonce-abc" {
+			t.Fatalf("after the idle prompt: %+v", got)
+		}
+	})
+	t.Run("a recorded idle_prompt alone opens a waiting item", func(t *testing.T) {
+		ts := newTestServer(t)
+		sessionHook(t, ts.URL, ts.Agent, idlePromptFixture)
+		if w := waitingOf(t, ts, interactiveSession); w == nil || w.Kind != models.KindWaiting || w.Status != models.StatusOpen {
+			t.Fatalf("waiting item: %+v", w)
+		}
+	})
+	t.Run("a recorded subagent stop moves the session on", func(t *testing.T) {
+		ts := newTestServer(t)
+		sessionHookBody(t, ts.URL, ts.Agent, inSession(t, stopFixture, interactiveSession))
+		w := waitingOf(t, ts, interactiveSession)
+		if w == nil {
+			t.Fatal("no waiting item")
+		}
+		sessionHook(t, ts.URL, ts.Agent, subagentStopFixture)
+		got, _ := ts.Operator.Get(context.Background(), w.ID)
+		if got.Status != models.StatusResolved || got.DecidedVia == nil || *got.DecidedVia != models.ViaMovedOn {
+			t.Fatalf("after the subagent stopped: %+v", got)
+		}
+	})
+	t.Run("other recorded notifications record nothing", func(t *testing.T) {
+		ts := newTestServer(t)
+		sessionHook(t, ts.URL, ts.Agent, elicitationDoneFixture)
+		sessionHook(t, ts.URL, ts.Agent, needsInputFixture)
+		var list api.AgentSessions
+		if err := ts.Operator.Do(context.Background(), http.MethodGet, "/v1/agent-sessions", nil, nil, &list); err != nil || len(list.Sessions) != 0 {
+			t.Fatalf("%+v %v", list, err)
+		}
+	})
+	t.Run("each recorded event answers within its hook's timeout with the server down or refusing", func(t *testing.T) {
+		budgets := claudeHookBudgets(t)
 		down := httptest.NewServer(http.NotFoundHandler())
 		down.Close()
 		ts := newTestServer(t)
-		for _, name := range []string{stopFixture, promptFixture, startFixture, endFixture, postToolFixture} {
-			sessionHook(t, down.URL, "gh_nope", name, "--wait-reply", "1m")
-			sessionHook(t, ts.URL, "gh_nope", name, "--wait-reply", "1m")
+		for _, name := range []string{stopFixture, promptFixture, startFixture, endFixture, postToolFixture, permissionPromptFixture,
+			idlePromptFixture, elicitationFixture, elicitationDoneFixture, needsInputFixture, subagentStopFixture} {
+			var in struct {
+				Event string `json:"hook_event_name"`
+			}
+			if err := json.Unmarshal(fixture(t, name), &in); err != nil {
+				t.Fatal(err)
+			}
+			for _, url := range []string{down.URL, ts.URL} {
+				t.Run(name+" at "+url, func(t *testing.T) {
+					began := time.Now()
+					sessionHook(t, url, "gh_nope", name, "--wait-reply", "1m")
+					if took, budget := time.Since(began), budgets[in.Event]; budget == 0 || took >= budget {
+						t.Fatalf("%s took %s; its hook's timeout is %s", in.Event, took, budget)
+					}
+				})
+			}
 		}
 	})
 }
@@ -169,29 +310,10 @@ func TestHookWaitReply(t *testing.T) {
 }
 
 func TestHookPrintSettings(t *testing.T) {
-	res := testkit.Recv(t, start([]string{"hook", "claude-code", "--print-settings"}, nil), "the command to end")
-	if res.code != 0 {
-		t.Fatalf("exit %d: %s", res.code, res.stderr)
-	}
-	var got struct {
-		Hooks map[string][]struct {
-			Matcher *string `json:"matcher"`
-			Hooks   []struct {
-				Type, Command string
-				Timeout       int
-			} `json:"hooks"`
-		} `json:"hooks"`
-	}
-	if err := json.Unmarshal([]byte(res.stdout), &got); err != nil {
-		t.Fatalf("%v: %s", err, res.stdout)
-	}
+	budgets := claudeHookBudgets(t) // one command hook each, a matcher only on the permission hook
 	for _, ev := range []string{"PermissionRequest", "Notification", "Stop", "SubagentStop", "UserPromptSubmit", "SessionStart", "SessionEnd", "PostToolUse"} {
-		entries := got.Hooks[ev]
-		if len(entries) != 1 || len(entries[0].Hooks) != 1 || entries[0].Hooks[0].Type != "command" || entries[0].Hooks[0].Timeout == 0 {
-			t.Fatalf("%s: %+v", ev, entries)
-		}
-		if (ev == "PermissionRequest") != (entries[0].Matcher != nil) {
-			t.Fatalf("%s: matcher %v; only the permission hook takes one", ev, entries[0].Matcher)
+		if budgets[ev] == 0 {
+			t.Fatalf("%s: no hook", ev)
 		}
 	}
 }
