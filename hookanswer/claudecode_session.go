@@ -25,7 +25,7 @@ const AgentClaudeCode = "claude-code"
 
 // waitingNotifications are the Notification types that mean Claude Code waits
 // for its person.
-var waitingNotifications = map[string]bool{"permission_prompt": true, "idle_prompt": true, "elicitation_dialog": true}
+var waitingNotifications = map[string]bool{"permission_prompt": true, "idle_prompt": true, "elicitation_dialog": true, "agent_needs_input": true}
 
 // ClaudeCodeSessionInput is the part of a session event's hook input Gatehouse
 // reads (fields as recorded from the real CLI; unknown ones are ignored).
@@ -72,8 +72,8 @@ func ParseClaudeCodeSession(body []byte) (*ClaudeCodeSessionInput, error) {
 
 // Event is what the hook input says of the session, and false for an input
 // that says nothing of it (a Notification of another type):
-//   - Stop, and a permission_prompt, idle_prompt or elicitation_dialog
-//     Notification: it waits (Stop with Claude's last message; a Notification
+//   - Stop, and a permission_prompt, idle_prompt, elicitation_dialog or
+//     agent_needs_input (auto mode hands a choice back) Notification: it waits (Stop with Claude's last message; a Notification
 //     with its own, except idle_prompt, which keeps the last one);
 //   - UserPromptSubmit, PostToolUse, SubagentStop: it moved on (a subagent
 //     ending means the session itself still works);

@@ -23,7 +23,7 @@ func TestClaudeCodeRecordedSessionEvents(t *testing.T) {
 		{"notification-idle-prompt.json", "waiting", "", true},
 		{"subagentstop.json", "moved", "", true},
 		{"notification-elicitation-response.json", "", "", false},
-		{"notification-agent-needs-input.json", "", "", false},
+		{"notification-agent-needs-input.json", "waiting", "Auto mode can't check actions in this session and needs your choice", true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			b, err := os.ReadFile("../cmd/gatehouse/testdata/claude-code/" + c.name)

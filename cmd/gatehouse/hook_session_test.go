@@ -190,8 +190,9 @@ func TestHookSessionEvents(t *testing.T) {
 			t.Fatalf("after the permission was decided: %+v", got)
 		}
 	})
-	t.Run("a recorded permission_prompt or elicitation_dialog opens the waiting item with its message", func(t *testing.T) {
-		for name, want := range map[string]string{permissionPromptFixture: "Claude needs your permission", elicitationFixture: "Claude Code needs your input"} {
+	t.Run("a recorded permission_prompt, elicitation_dialog or agent_needs_input opens the waiting item with its message", func(t *testing.T) {
+		for name, want := range map[string]string{permissionPromptFixture: "Claude needs your permission", elicitationFixture: "Claude Code needs your input",
+			needsInputFixture: "Auto mode can't check actions in this session and needs your choice"} {
 			t.Run(name, func(t *testing.T) {
 				ts := newTestServer(t)
 				sessionHook(t, ts.URL, ts.Agent, name)
@@ -244,7 +245,6 @@ func TestHookSessionEvents(t *testing.T) {
 	t.Run("other recorded notifications record nothing", func(t *testing.T) {
 		ts := newTestServer(t)
 		sessionHook(t, ts.URL, ts.Agent, elicitationDoneFixture)
-		sessionHook(t, ts.URL, ts.Agent, needsInputFixture)
 		var list api.AgentSessions
 		if err := ts.Operator.Do(context.Background(), http.MethodGet, "/v1/agent-sessions", nil, nil, &list); err != nil || len(list.Sessions) != 0 {
 			t.Fatalf("%+v %v", list, err)
