@@ -73,8 +73,9 @@ func ParseClaudeCodeSession(body []byte) (*ClaudeCodeSessionInput, error) {
 // Event is what the hook input says of the session, and false for an input
 // that says nothing of it (a Notification of another type):
 //   - Stop, and a permission_prompt, idle_prompt, elicitation_dialog or
-//     agent_needs_input (auto mode hands a choice back) Notification: it waits (Stop with Claude's last message; a Notification
-//     with its own, except idle_prompt, which keeps the last one);
+//     agent_needs_input (auto mode hands a choice back) Notification: it
+//     waits (Stop with Claude's last message; a Notification with its own,
+//     except idle_prompt, which keeps the last one);
 //   - UserPromptSubmit, PostToolUse, SubagentStop: it moved on (a subagent
 //     ending means the session itself still works);
 //   - SessionStart: it started; SessionEnd: it ended.
