@@ -153,9 +153,13 @@ func sqliteEpoch(pool func() *gorm.DB) func(ctx context.Context) (int64, error) 
 }
 
 // revoked makes a revocation in tx known to every cache: on SQLite it raises
-// the file's epoch, on PostgreSQL it sends the revoke notification (with the
-// commit, whatever process revokes: the token CLI announces nothing else).
-func revoked(tx *gorm.DB) error {
+// the file's epoch (and dropCachedOn the revocation counter, after the
+// commit), on PostgreSQL it sends the revoke notification (with the commit,
+// whatever process revokes: the token CLI announces nothing else).
+func (s *Store) revoked(tx *gorm.DB) error {
+	if s.revokesErr != nil {
+		return fmt.Errorf("cannot revoke: a running server would not see it: %w", s.revokesErr)
+	}
 	if tx.Dialector.Name() == "postgres" {
 		return tx.Exec("SELECT pg_notify(?, ?)", NotifyChannel, `{"a":"`+ActionRevoke+`"}`).Error
 	}
@@ -166,15 +170,22 @@ func revoked(tx *gorm.DB) error {
 	return tx.Exec(fmt.Sprintf("PRAGMA user_version = %d", v+1)).Error
 }
 
-// dropCachedOn drops this store's own cache once a revocation committed (err
-// nil): on PostgreSQL the revoke notification reaches this replica's cache only
-// after a round trip through LISTEN, and the revoker must not accept what it
-// just revoked in between.
+// dropCachedOn, once a revocation committed (err nil), raises the SQLite
+// revocation counter, so every process's cache reads again, and drops this
+// store's own cache: on PostgreSQL the revoke notification reaches this
+// replica's cache only after a round trip through LISTEN, and the revoker
+// must not accept what it just revoked in between.
 func (s *Store) dropCachedOn(err error) error {
-	if err == nil && s.auth != nil {
+	if err != nil {
+		return err
+	}
+	if s.revokes != nil {
+		s.revokes.raise()
+	}
+	if s.auth != nil {
 		s.auth.drop()
 	}
-	return err
+	return nil
 }
 
 // CacheAuth makes a PostgreSQL store cache authentication, dropping the

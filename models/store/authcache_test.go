@@ -1,6 +1,9 @@
 package store_test
 
 import (
+	"encoding/binary"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/gatehousehq/gatehouse/models"
@@ -122,6 +125,82 @@ func TestAuthCacheSQLite(t *testing.T) {
 		}
 		_, err = server.SessionFor(ctx, cookie)
 		refused(t, err, "session of a revoked token")
+	})
+
+	t.Run("the revocation counter lives beside the database, with its mode", func(t *testing.T) {
+		path, _ := store.SQLitePath(url)
+		db, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := os.Stat(path + "-revoked")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Size() != 8 || c.Mode() != db.Mode() {
+			t.Fatalf("counter: %d bytes, mode %v; want 8 bytes, the database's %v", c.Size(), c.Mode(), db.Mode())
+		}
+		before, err := os.ReadFile(path + "-revoked")
+		if err != nil {
+			t.Fatal(err)
+		}
+		tok, _, err := server.CreateToken(ctx, models.RoleAgent, "counted")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cli.RevokeToken(ctx, tok.ID); err != nil {
+			t.Fatal(err)
+		}
+		after, err := os.ReadFile(path + "-revoked")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if binary.NativeEndian.Uint64(after) != binary.NativeEndian.Uint64(before)+1 {
+			t.Fatalf("counter %x → %x: a revocation raises it by one", before, after)
+		}
+	})
+}
+
+// TestAuthCacheWithoutCounter: a store that cannot map the revocation counter
+// reads the file's epoch at every call, and makes no revocation, which a
+// server that maps the counter would not see.
+func TestAuthCacheWithoutCounter(t *testing.T) {
+	url := storetest.URL(t, "sqlite")
+	path, _ := store.SQLitePath(url)
+	if err := os.Mkdir(path+"-revoked", 0o700); err != nil { // not a file: it cannot be mapped
+		t.Fatal(err)
+	}
+	db, err := store.OpenDB(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if s, err := db.DB(); err == nil {
+			s.Close()
+		}
+	})
+	if err := store.Migrate(db); err != nil {
+		t.Fatal(err)
+	}
+	s := store.NewStore(db, store.NewChanges())
+	tok, secret, err := s.CreateToken(ctx, models.RoleAgent, "no-counter")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Run("calls authenticate", func(t *testing.T) {
+		for range 2 {
+			if got, err := s.Authenticate(ctx, secret); err != nil || got.ID != tok.ID {
+				t.Fatalf("authenticate: %v %v", got, err)
+			}
+		}
+	})
+	t.Run("a revocation is refused and changes nothing", func(t *testing.T) {
+		if _, err := s.RevokeToken(ctx, tok.ID); err == nil || !strings.Contains(err.Error(), "revoked") {
+			t.Fatalf("revoke without the counter: %v, want an error naming the counter file", err)
+		}
+		if got, err := s.Authenticate(ctx, secret); err != nil || got.ID != tok.ID {
+			t.Fatalf("after the refused revocation: %v %v", got, err)
+		}
 	})
 }
 

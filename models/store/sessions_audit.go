@@ -47,7 +47,7 @@ func (s *Store) EndSessionID(ctx context.Context, id, actor, via string) error {
 			Detail: sessionDetail(&sess)}); err != nil {
 			return err
 		}
-		return revoked(tx)
+		return s.revoked(tx)
 	}))
 }
 

@@ -5,6 +5,8 @@ import (
 
 	"github.com/libtnb/sqlite"
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+	"gorm.io/gorm/schema"
 )
 
 // sqliteDialector is libtnb's GORM dialector over the current modernc.org/sqlite
@@ -23,6 +25,19 @@ func (d sqliteDialector) Migrator(db *gorm.DB) gorm.Migrator {
 }
 
 type sqliteMigrator struct{ gorm.Migrator }
+
+// FullDataTypeOf makes the audit trail's id SQLite's own row id, without
+// AUTOINCREMENT: that keyword keeps the table's highest id in
+// sqlite_sequence, one more page written by every commit that appends an
+// entry, to guarantee ids never reused after a delete, and entries are never
+// deleted. A table made by an older build keeps it (the type still reads
+// "integer", so nothing is rebuilt).
+func (m sqliteMigrator) FullDataTypeOf(field *schema.Field) clause.Expr {
+	if field.Schema != nil && field.Schema.Table == "audits" && field.DBName == "id" {
+		return clause.Expr{SQL: "integer PRIMARY KEY"}
+	}
+	return m.Migrator.FullDataTypeOf(field)
+}
 
 func (m sqliteMigrator) ColumnTypes(value any) ([]gorm.ColumnType, error) {
 	cts, err := m.Migrator.ColumnTypes(value)

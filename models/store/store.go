@@ -39,6 +39,10 @@ type Store struct {
 	// decideRead, for tests, runs between a decision's read and its write.
 	decideRead func(r *models.Request)
 	auth       *authCache // nil: every call reads its token or session
+	// revokes (SQLite) is the revocation counter every revoker raises after
+	// its commit (revoke_signal.go); revokesErr says why there is none.
+	revokes    *revokeSignal
+	revokesErr error
 	open       *openCache // the open records this store committed last
 
 	// rememberedRead, for tests, runs between a filing's read of the grant
@@ -68,9 +72,17 @@ func NewStore(db *gorm.DB, a Announcer) *Store {
 		ReviewTouched: models.ReviewedHigh,
 		open:          newOpenCache(),
 	}
-	if sqlite { // the cache checks the file's revocation epoch at each use
-		// The pool itself, not reader's per-call session: only its *sql.DB is used.
-		s.auth = newAuthCache(sqliteEpoch(s.readPool))
+	if sqlite { // the cache checks the revocation counter at each use
+		if sig, err := sqliteRevokes(db); err == nil {
+			s.revokes = sig
+			s.auth = newAuthCache(func(context.Context) (int64, error) { return sig.load(), nil })
+		} else {
+			// The file's epoch, read at each use; a revocation made here would
+			// not reach a server that maps the counter, so none is made.
+			s.revokesErr = err
+			// The pool itself, not reader's per-call session: only its *sql.DB is used.
+			s.auth = newAuthCache(sqliteEpoch(s.readPool))
+		}
 	}
 	return s
 }

@@ -151,7 +151,7 @@ func (s *Store) revokeToken(ctx context.Context, idOrName, actor, via string, re
 		if err := s.revokeMadeBy(tx, ts, actor, via); err != nil {
 			return err
 		}
-		return revoked(tx)
+		return s.revoked(tx)
 	})
 	return n, s.dropCachedOn(err)
 }
@@ -336,7 +336,7 @@ func (s *Store) EndSession(ctx context.Context, cookie string) error {
 		var sess models.Session
 		err := tx.Where("hash = ?", models.HashSecret(cookie)).Take(&sess).Error
 		if notFound(err) {
-			return revoked(tx)
+			return s.revoked(tx)
 		}
 		if err != nil {
 			return err
@@ -349,12 +349,12 @@ func (s *Store) EndSession(ctx context.Context, cookie string) error {
 			return res.Error
 		}
 		if res.RowsAffected == 0 { // ended meanwhile, and audited by whoever ended it
-			return revoked(tx)
+			return s.revoked(tx)
 		}
 		if err := appendAudit(tx, &Audit{Action: ActionSessionEnd, Actor: sess.Principal().Label(), Via: models.ViaPage, CreatedAt: s.now(),
 			Detail: sessionDetail(&sess)}); err != nil {
 			return err
 		}
-		return revoked(tx)
+		return s.revoked(tx)
 	}))
 }
