@@ -53,6 +53,18 @@ func TestStrictConfiguration(t *testing.T) {
 		})
 	}
 
+	t.Run("-h prints the usage whatever the environment holds", func(t *testing.T) {
+		t.Setenv("GATEHOUSE_MAX_WAITERS", "abc")
+		t.Setenv("GATEHOUSE_REVIEWER_TIMEOUT", "soon")
+		for _, args := range [][]string{{"serve", "-h"}, {"reviewer", "eval", "--help"}} {
+			var out, errb bytes.Buffer
+			code := run(context.Background(), args, nil, &out, &errb)
+			if code != 0 || !strings.Contains(out.String(), "Usage") || errb.Len() != 0 {
+				t.Fatalf("%v: exit %d, stdout %q, stderr %q; want 0 and the usage alone", args, code, out.String(), errb.String())
+			}
+		}
+	})
+
 	t.Run("the suggestion count reaches the service, from the flag or the environment", func(t *testing.T) {
 		t.Setenv("GATEHOUSE_SUGGEST_AFTER", "5")
 		for _, c := range []struct {

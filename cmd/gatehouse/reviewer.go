@@ -57,11 +57,11 @@ func runReviewerEval(ctx context.Context, args []string, _ io.Reader, stdout, st
 	var envs envReader
 	key := reviewerFlags(fs, &envs, &c)
 	corpus := fs.String("corpus", "", "the labelled corpus, JSON Lines (e.g. docs/reviewer-corpus.jsonl)")
+	if err := fs.parse(args); err != nil { // -h first, whatever the environment holds
+		return exitCode(err, 2)
+	}
 	if err := envs.Err(); err != nil {
 		return fs.usageError(2, "%v", err)
-	}
-	if err := fs.parse(args); err != nil {
-		return exitCode(err, 2)
 	}
 	c.APIKey = *key
 	if *corpus == "" {

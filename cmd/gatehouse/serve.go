@@ -64,11 +64,13 @@ func parseServe(args []string, stdout, stderr io.Writer) (app.Config, error) {
 		"how long a waiting or review item stays open before it is pushed, once per session per grace (GATEHOUSE_ATTENTION_GRACE)")
 	fs.DurationVar(&c.Web.MaxPendingWait, "max-pending-wait", envs.Duration("GATEHOUSE_MAX_PENDING_WAIT", web.DefaultMaxPendingWait), "the longest max_wait a pending grant may ask for (GATEHOUSE_MAX_PENDING_WAIT)")
 	reviewerKey := reviewerFlags(fs, &envs, &c.Reviewer)
-	if err := envs.Err(); err != nil {
-		fmt.Fprintln(stderr, "gatehouse serve:", err)
+	// -h prints the usage whatever the environment holds; a bad variable is
+	// reported once the flags are read.
+	if err := fs.parse(args); err != nil {
 		return c, err
 	}
-	if err := fs.parse(args); err != nil {
+	if err := envs.Err(); err != nil {
+		fmt.Fprintln(stderr, "gatehouse serve:", err)
 		return c, err
 	}
 	c.Reviewer.APIKey = *reviewerKey
