@@ -6,10 +6,11 @@
 // waiting long-poll is answered once that COMMIT returns. No authentication,
 // no audit entry, no checks: put in Gatehouse's place in that run, it measures
 // what committing before releasing costs on the machine, apart from anything
-// else Gatehouse does.
+// else Gatehouse does. With --no-commit a decide writes nothing at all: what
+// is left is the long-poll's way over HTTP.
 //
 //	go build -o /tmp/floorserver ./bench/floorserver
-//	… run . -gatehouse /tmp/floorserver -ntfy … -only wake
+//	… run . -gatehouse /tmp/floorserver -ntfy … -only wake [-gatehouse-args --no-commit]
 package main
 
 import (
@@ -47,6 +48,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "floorserver:", err)
 		os.Exit(1)
 	}
+	s.noCommit = hasFlag("--no-commit")
 	srv := &http.Server{Addr: addr, Handler: s.routes()}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -75,9 +77,20 @@ func flagValue(name string) string {
 	return ""
 }
 
+// hasFlag reports whether the flag name was given.
+func hasFlag(name string) bool {
+	for _, a := range os.Args {
+		if a == name {
+			return true
+		}
+	}
+	return false
+}
+
 // server holds the database and the waits parked on each request.
 type server struct {
-	db *sql.DB
+	db       *sql.DB
+	noCommit bool // a decide releases its waits without writing
 
 	mu      sync.Mutex
 	next    int64
@@ -166,6 +179,10 @@ func (s *server) decide(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
+	if s.noCommit {
+		s.release(w, id, ch, in.Version)
+		return
+	}
 	tx, err := s.db.Begin()
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
@@ -185,8 +202,23 @@ func (s *server) decide(w http.ResponseWriter, r *http.Request) {
 		answer(w, http.StatusConflict, map[string]any{"error": "conflict"})
 		return
 	}
-	close(ch)
-	answer(w, http.StatusOK, map[string]any{"id": id, "status": "resolved", "version": in.Version + 1})
+	s.release(w, id, ch, in.Version)
+}
+
+// release answers the request's waits, then the decider. Without a commit
+// nothing checks the version, so a second decide is refused here.
+func (s *server) release(w http.ResponseWriter, id string, ch chan struct{}, version int) {
+	s.mu.Lock()
+	select {
+	case <-ch:
+		s.mu.Unlock()
+		answer(w, http.StatusConflict, map[string]any{"error": "conflict"})
+		return
+	default:
+		close(ch)
+	}
+	s.mu.Unlock()
+	answer(w, http.StatusOK, map[string]any{"id": id, "status": "resolved", "version": version + 1})
 }
 
 func (s *server) channel(id string) chan struct{} {

@@ -11,10 +11,19 @@ import (
 )
 
 func TestFloorServer(t *testing.T) {
+	for _, noCommit := range []bool{false, true} {
+		t.Run(map[bool]string{false: "a decide commits, then releases", true: "--no-commit releases at once"}[noCommit], func(t *testing.T) {
+			testFloorServer(t, noCommit)
+		})
+	}
+}
+
+func testFloorServer(t *testing.T, noCommit bool) {
 	s, err := open(filepath.Join(t.TempDir(), "floor.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	s.noCommit = noCommit
 	defer s.close()
 	ts := httptest.NewServer(s.routes())
 	defer ts.Close()
@@ -47,6 +56,9 @@ func TestFloorServer(t *testing.T) {
 		woke <- m
 	}()
 	t.Run("a decision on a version not current changes nothing", func(t *testing.T) {
+		if noCommit {
+			t.Skip("without a commit no version is checked")
+		}
 		if code, _ := post("/v1/requests/"+id+"/decide", `{"version":2,"decision":"once"}`); code != http.StatusConflict {
 			t.Fatalf("decide at version 2: %d, want 409", code)
 		}
@@ -63,9 +75,13 @@ func TestFloorServer(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatal("the wait was not released")
 		}
+		want := map[bool]string{false: "resolved", true: "open"}[noCommit]
 		var status string
-		if err := s.db.QueryRow("SELECT status FROM requests WHERE id = ?", id).Scan(&status); err != nil || status != "resolved" {
-			t.Fatalf("stored status %q, %v", status, err)
+		if err := s.db.QueryRow("SELECT status FROM requests WHERE id = ?", id).Scan(&status); err != nil || status != want {
+			t.Fatalf("stored status %q, %v; want %q", status, err, want)
+		}
+		if code, _ := post("/v1/requests/"+id+"/decide", `{"version":1,"decision":"once"}`); code != http.StatusConflict {
+			t.Fatalf("a second decide: %d, want 409", code)
 		}
 	})
 }
