@@ -94,7 +94,7 @@ type server struct {
 
 	mu      sync.Mutex
 	next    int64
-	decided map[string]chan struct{} // closed once the request's decision committed
+	decided map[string]chan struct{} // closed once decided: after the COMMIT, or at once with --no-commit
 	closing chan struct{}
 }
 

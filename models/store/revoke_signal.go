@@ -69,5 +69,5 @@ func sqliteRevokes(db *gorm.DB) (*revokeSignal, error) {
 	if file == "" {
 		return memoryRevokes(), nil
 	}
-	return mapRevokes(file + "-revoked")
+	return mapRevokes(file)
 }

@@ -5,19 +5,19 @@ package store
 import (
 	"fmt"
 	"os"
-	"strings"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
-// mapRevokes maps the counter file path, made (eight zero bytes) with the mode
-// and, when run as root, the owner of the database it is beside.
-func mapRevokes(path string) (*revokeSignal, error) {
-	db, err := os.Stat(strings.TrimSuffix(path, "-revoked"))
+// mapRevokes maps the counter file beside the database file dbFile, made
+// (eight zero bytes) with the database's mode and, when run as root, its owner.
+func mapRevokes(dbFile string) (*revokeSignal, error) {
+	db, err := os.Stat(dbFile)
 	if err != nil {
 		return nil, err
 	}
+	path := dbFile + "-revoked"
 	// O_NOFOLLOW: the counter is this directory's own file, never one a link
 	// points to.
 	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(db.Mode().Perm()))
