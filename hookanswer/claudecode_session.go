@@ -1,8 +1,6 @@
 package hookanswer
 
 import (
-	"encoding/json"
-	"fmt"
 	"strings"
 
 	"github.com/gatehousehq/gatehouse/api"
@@ -45,13 +43,8 @@ type ClaudeCodeSessionInput struct {
 // IsClaudeCodeSessionEvent reports whether a hook input's hook_event_name is
 // one of the session events (not a tool call to decide).
 func IsClaudeCodeSessionEvent(body []byte) bool {
-	var in struct {
-		HookEventName string `json:"hook_event_name"`
-	}
-	if json.Unmarshal(body, &in) != nil {
-		return false
-	}
-	switch in.HookEventName {
+	name, _ := eventName(body)
+	switch name {
 	case EventNotification, EventStop, EventSubagentStop, EventUserPromptSubmit, EventSessionStart, EventSessionEnd, EventPostToolUse:
 		return true
 	}
@@ -60,14 +53,7 @@ func IsClaudeCodeSessionEvent(body []byte) bool {
 
 // ParseClaudeCodeSession reads a session event's hook input.
 func ParseClaudeCodeSession(body []byte) (*ClaudeCodeSessionInput, error) {
-	var in ClaudeCodeSessionInput
-	if err := json.Unmarshal(body, &in); err != nil {
-		return nil, fmt.Errorf("hook input is not JSON: %w", err)
-	}
-	if in.SessionID == "" {
-		return nil, fmt.Errorf("hook input has no session_id")
-	}
-	return &in, nil
+	return parseSession(body, func(in *ClaudeCodeSessionInput) string { return in.SessionID })
 }
 
 // Event is what the hook input says of the session, and false for an input

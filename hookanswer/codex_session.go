@@ -1,9 +1,6 @@
 package hookanswer
 
 import (
-	"encoding/json"
-	"fmt"
-
 	"github.com/gatehousehq/gatehouse/api"
 )
 
@@ -30,13 +27,8 @@ type CodexSessionInput struct {
 // of the session events Codex sends (SessionStart, UserPromptSubmit, Stop,
 // SessionEnd), not a tool call to decide.
 func IsCodexSessionEvent(body []byte) bool {
-	var in struct {
-		HookEventName string `json:"hook_event_name"`
-	}
-	if json.Unmarshal(body, &in) != nil {
-		return false
-	}
-	switch in.HookEventName {
+	name, _ := eventName(body)
+	switch name {
 	case EventStop, EventUserPromptSubmit, EventSessionStart, EventSessionEnd:
 		return true
 	}
@@ -45,14 +37,7 @@ func IsCodexSessionEvent(body []byte) bool {
 
 // ParseCodexSession reads a session event's hook input.
 func ParseCodexSession(body []byte) (*CodexSessionInput, error) {
-	var in CodexSessionInput
-	if err := json.Unmarshal(body, &in); err != nil {
-		return nil, fmt.Errorf("hook input is not JSON: %w", err)
-	}
-	if in.SessionID == "" {
-		return nil, fmt.Errorf("hook input has no session_id")
-	}
-	return &in, nil
+	return parseSession(body, func(in *CodexSessionInput) string { return in.SessionID })
 }
 
 // Event is what the hook input says of the session: Stop, it waits with
