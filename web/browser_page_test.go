@@ -534,7 +534,14 @@ func TestBrowserShortcutsNeedFocus(t *testing.T) {
 
 	t.Run("a key allowing a high-risk request asks first", func(t *testing.T) {
 		b.t = t
-		b.run("focus the high-risk card", chromedp.Focus(card(high.ID)))
+		// The key goes to whatever holds the focus when it arrives: focus the
+		// card until it holds the focus, so a card a live update re-rendered
+		// meanwhile is focused again rather than the key landing on the page.
+		value(b, "focus the high-risk card", chromedp.Poll[bool](`(function () {
+			const el = document.getElementById("req-`+high.ID+`");
+			if (el && document.activeElement !== el) { el.focus(); }
+			return !!el && document.activeElement === el;
+		})()`))
 		b.keys("a", "a")
 		b.run("asked", chromedp.WaitVisible(css(`dialog#confirm-key[open]`)))
 		if got := textOf(b, `[data-testid="confirm-key-command"]`); got != "Bash git push --force origin main" {
