@@ -55,14 +55,13 @@ func testFloorServer(t *testing.T, noCommit bool) {
 		_ = json.NewDecoder(resp.Body).Decode(&m)
 		woke <- m
 	}()
-	t.Run("a decision on a version not current changes nothing", func(t *testing.T) {
-		if noCommit {
-			t.Skip("without a commit no version is checked")
-		}
-		if code, _ := post("/v1/requests/"+id+"/decide", `{"version":2,"decision":"once"}`); code != http.StatusConflict {
-			t.Fatalf("decide at version 2: %d, want 409", code)
-		}
-	})
+	if !noCommit { // without a commit no version is checked
+		t.Run("a decision on a version not current changes nothing", func(t *testing.T) {
+			if code, _ := post("/v1/requests/"+id+"/decide", `{"version":2,"decision":"once"}`); code != http.StatusConflict {
+				t.Fatalf("decide at version 2: %d, want 409", code)
+			}
+		})
+	}
 	t.Run("the decision releases the wait", func(t *testing.T) {
 		if code, _ := post("/v1/requests/"+id+"/decide", `{"version":1,"decision":"once"}`); code != http.StatusOK {
 			t.Fatalf("decide: %d", code)
