@@ -31,39 +31,6 @@ func codexSessionHook(t *testing.T, url, token, name string, extra ...string) {
 	checkOutput(t, res, "")
 }
 
-// codexHookBudgets are the timeouts --print-settings gives each event's hook,
-// in seconds: Codex kills a hook past its timeout.
-func codexHookBudgets(t *testing.T) map[string]time.Duration {
-	t.Helper()
-	res := testkit.Recv(t, start([]string{"hook", "codex", "--print-settings"}, nil), "the command to end")
-	if res.code != 0 {
-		t.Fatalf("exit %d: %s", res.code, res.stderr)
-	}
-	var got struct {
-		Hooks map[string][]struct {
-			Matcher *string `json:"matcher"`
-			Hooks   []struct {
-				Type, Command string
-				Timeout       int
-			} `json:"hooks"`
-		} `json:"hooks"`
-	}
-	if err := json.Unmarshal([]byte(res.stdout), &got); err != nil {
-		t.Fatalf("%v: %s", err, res.stdout)
-	}
-	budgets := map[string]time.Duration{}
-	for ev, entries := range got.Hooks {
-		if len(entries) != 1 || len(entries[0].Hooks) != 1 || entries[0].Hooks[0].Type != "command" || entries[0].Hooks[0].Timeout == 0 {
-			t.Fatalf("%s: %+v", ev, entries)
-		}
-		if (ev == "PermissionRequest") != (entries[0].Matcher != nil) {
-			t.Fatalf("%s: matcher %v; only the permission hook takes one", ev, entries[0].Matcher)
-		}
-		budgets[ev] = time.Duration(entries[0].Hooks[0].Timeout) * time.Second
-	}
-	return budgets
-}
-
 func TestHookCodexSessionEvents(t *testing.T) {
 	t.Run("stop opens the waiting item with the last message; a prompt moves it on", func(t *testing.T) {
 		ts := newTestServer(t)
@@ -101,7 +68,7 @@ func TestHookCodexSessionEvents(t *testing.T) {
 		}
 	})
 	t.Run("each event answers within its hook's timeout with the server down, refusing or hanging", func(t *testing.T) {
-		budgets := codexHookBudgets(t)
+		budgets := hookBudgets(t, "codex")
 		down := httptest.NewServer(http.NotFoundHandler())
 		down.Close()
 		release := make(chan struct{})
@@ -163,7 +130,7 @@ func TestHookCodexWaitReply(t *testing.T) {
 }
 
 func TestHookCodexPrintSettings(t *testing.T) {
-	budgets := codexHookBudgets(t)
+	budgets := hookBudgets(t, "codex")
 	for _, ev := range []string{"PermissionRequest", "SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"} {
 		if budgets[ev] == 0 {
 			t.Fatalf("no %s hook: %v", ev, budgets)

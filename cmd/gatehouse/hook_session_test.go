@@ -56,11 +56,13 @@ func sessionHookBody(t *testing.T, url, token string, body []byte) {
 	checkOutput(t, testkit.Recv(t, start(hookArgs(url, token, "1m"), body), "the hook to end"), "")
 }
 
-// claudeHookBudgets are the timeouts --print-settings gives each event's hook:
-// Claude Code gives up on a hook past its timeout.
-func claudeHookBudgets(t *testing.T) map[string]time.Duration {
+// hookBudgets are the timeouts `gatehouse hook AGENT --print-settings` gives
+// each event's hook (agent: claude-code or codex): the agent gives up on, or
+// kills, a hook past its timeout. Each event has one command hook, and only
+// the permission hook a matcher.
+func hookBudgets(t *testing.T, agent string) map[string]time.Duration {
 	t.Helper()
-	res := testkit.Recv(t, start([]string{"hook", "claude-code", "--print-settings"}, nil), "the command to end")
+	res := testkit.Recv(t, start([]string{"hook", agent, "--print-settings"}, nil), "the command to end")
 	if res.code != 0 {
 		t.Fatalf("exit %d: %s", res.code, res.stderr)
 	}
@@ -251,7 +253,7 @@ func TestHookSessionEvents(t *testing.T) {
 		}
 	})
 	t.Run("each recorded event answers within its hook's timeout with the server down or refusing", func(t *testing.T) {
-		budgets := claudeHookBudgets(t)
+		budgets := hookBudgets(t, "claude-code")
 		down := httptest.NewServer(http.NotFoundHandler())
 		down.Close()
 		ts := newTestServer(t)
@@ -310,7 +312,7 @@ func TestHookWaitReply(t *testing.T) {
 }
 
 func TestHookPrintSettings(t *testing.T) {
-	budgets := claudeHookBudgets(t) // one command hook each, a matcher only on the permission hook
+	budgets := hookBudgets(t, "claude-code") // one command hook each, a matcher only on the permission hook
 	for _, ev := range []string{"PermissionRequest", "Notification", "Stop", "SubagentStop", "UserPromptSubmit", "SessionStart", "SessionEnd", "PostToolUse"} {
 		if budgets[ev] == 0 {
 			t.Fatalf("%s: no hook", ev)

@@ -50,15 +50,7 @@ func TestAuditRowID(t *testing.T) {
 		appendAndVerify(t, s)
 	})
 	t.Run("an older table keeps it", func(t *testing.T) {
-		db, err := store.OpenDB(storetest.URL(t, "sqlite"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			if s, err := db.DB(); err == nil {
-				s.Close()
-			}
-		})
+		db := storetest.Open(t, storetest.URL(t, "sqlite"))
 		const old = "CREATE TABLE `audits` (`id` integer PRIMARY KEY AUTOINCREMENT,`chain` integer NOT NULL DEFAULT 0,`seq` integer,`request_id` text,`version` integer NOT NULL,`action` text NOT NULL,`actor` text NOT NULL,`via` text,`detail` text,`created_at` datetime NOT NULL,`prev_hash` text,`hash` text)"
 		if err := db.Exec(old).Error; err != nil {
 			t.Fatal(err)

@@ -18,36 +18,32 @@ func refused(t *testing.T, err error, what string) {
 	}
 }
 
+// openFileStore opens the SQLite file url names as a process of its own
+// would (the server, or the token CLI beside it): its own writer and reader
+// pool, migrated.
+func openFileStore(t *testing.T, url string) *store.Store {
+	t.Helper()
+	db := storetest.Migrated(t, url)
+	read, err := store.OpenReadDB(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if s, err := read.DB(); err == nil {
+			s.Close()
+		}
+	})
+	s := store.NewStore(db, store.NewChanges())
+	s.Read = read
+	return s
+}
+
 // TestAuthCacheSQLite: a server's cached token or session is refused at once
 // when another process (the token CLI: its own store, announcing nothing)
 // revokes it in the same SQLite file.
 func TestAuthCacheSQLite(t *testing.T) {
 	url := storetest.URL(t, "sqlite")
-	open := func() *store.Store {
-		db, err := store.OpenDB(url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		read, err := store.OpenReadDB(url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			if s, err := db.DB(); err == nil {
-				s.Close()
-			}
-			if s, err := read.DB(); err == nil {
-				s.Close()
-			}
-		})
-		if err := store.Migrate(db); err != nil {
-			t.Fatal(err)
-		}
-		s := store.NewStore(db, store.NewChanges())
-		s.Read = read
-		return s
-	}
-	server, cli := open(), open()
+	server, cli := openFileStore(t, url), openFileStore(t, url)
 
 	t.Run("a token revoked by another process is refused at once", func(t *testing.T) {
 		tok, secret, err := server.CreateToken(ctx, models.RoleAgent, "revoked-elsewhere")
@@ -170,19 +166,7 @@ func TestAuthCacheWithoutCounter(t *testing.T) {
 	if err := os.Mkdir(path+"-revoked", 0o700); err != nil { // not a file: it cannot be mapped
 		t.Fatal(err)
 	}
-	db, err := store.OpenDB(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if s, err := db.DB(); err == nil {
-			s.Close()
-		}
-	})
-	if err := store.Migrate(db); err != nil {
-		t.Fatal(err)
-	}
-	s := store.NewStore(db, store.NewChanges())
+	s := openFileStore(t, url)
 	tok, secret, err := s.CreateToken(ctx, models.RoleAgent, "no-counter")
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"fmt"
 	"sync/atomic"
 
 	"gorm.io/gorm"
@@ -38,25 +37,9 @@ func sqliteFile(db *gorm.DB) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	rows, err := sqlDB.Query("PRAGMA database_list")
-	if err != nil {
-		return "", err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var seq int
-		var name, file string
-		if err := rows.Scan(&seq, &name, &file); err != nil {
-			return "", err
-		}
-		if name == "main" {
-			return file, rows.Err()
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return "", err
-	}
-	return "", fmt.Errorf("no main database")
+	var file string
+	err = sqlDB.QueryRow("SELECT file FROM pragma_database_list WHERE name = 'main'").Scan(&file)
+	return file, err
 }
 
 // sqliteRevokes is the revocation counter of db's file: mapped from
